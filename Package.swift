@@ -1,0 +1,35 @@
+// swift-tools-version:6.0
+//
+// Tessera — an embedded JSON document database for Swift on LMDB.
+//
+// No outside Swift packages: C libraries come from Debian packages and are
+// declared as system-library targets with apt hints.
+
+import PackageDescription
+
+let package = Package(
+    name: "Tessera",
+    platforms: [.macOS(.v15)],
+    products: [
+        .library(name: "Tessera", targets: ["Tessera"]),
+        .library(name: "LMDB", targets: ["LMDB"]),
+        .executable(name: "tessera", targets: ["tessera"]),
+    ],
+    targets: [
+        .systemLibrary(
+            name: "CLMDB",
+            pkgConfig: "lmdb",
+            providers: [.apt(["liblmdb-dev"])]
+        ),
+        .systemLibrary(
+            name: "CStemmer",
+            providers: [.apt(["libstemmer-dev"])]
+        ),
+        .target(name: "LMDB", dependencies: ["CLMDB"]),
+        .target(name: "Tessera", dependencies: ["LMDB", "CStemmer"]),
+        .executableTarget(name: "tessera", dependencies: ["Tessera"]),
+        .testTarget(name: "LMDBTests", dependencies: ["LMDB"]),
+        .testTarget(name: "TesseraTests", dependencies: ["Tessera", "LMDB"]),
+        .testTarget(name: "ConformanceTests", dependencies: ["Tessera"]),
+    ]
+)

@@ -1,0 +1,141 @@
+import CLMDB
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// A position in a table, moving in key order. Obtained from `Transaction.withCursor`.
+///
+/// After a successful move, `key` and `value` hold the current entry's bytes (valid until
+/// the next move or write).
+public final class Cursor {
+    @usableFromInline var raw: OpaquePointer?
+    @usableFromInline let txn: Transaction
+    @usableFromInline var k = MDB_val()
+    @usableFromInline var v = MDB_val()
+
+    @usableFromInline
+    init(raw: OpaquePointer, txn: Transaction) {
+        self.raw = raw
+        self.txn = txn
+    }
+
+    /// Closes the cursor (idempotent).
+    @usableFromInline
+    func close() {
+        if let raw, txn.raw != nil || txn.readOnly { mdb_cursor_close(raw) }
+        raw = nil
+    }
+
+    /// Closes a cursor obtained from `openCursor`.
+    public func closeCursor() { close() }
+
+    /// The current key.
+    @inlinable public var key: UnsafeRawBufferPointer { UnsafeRawBufferPointer(start: k.mv_data, count: k.mv_size) }
+    /// The current value.
+    @inlinable public var value: UnsafeRawBufferPointer { UnsafeRawBufferPointer(start: v.mv_data, count: v.mv_size) }
+
+    @inlinable
+    func move(_ op: MDB_cursor_op) throws -> Bool {
+        let rc = mdb_cursor_get(raw, &k, &v, op)
+        if rc == MDB_NOTFOUND { return false }
+        try check(rc)
+        return true
+    }
+
+    /// Moves to the first entry; false if the table is empty.
+    @inlinable public func first() throws -> Bool { try move(MDB_FIRST) }
+    /// Moves to the last entry; false if the table is empty.
+    @inlinable public func last() throws -> Bool { try move(MDB_LAST) }
+    /// Moves to the next entry; false at the end.
+    @inlinable public func next() throws -> Bool { try move(MDB_NEXT) }
+    /// Moves to the previous entry; false at the start.
+    @inlinable public func prev() throws -> Bool { try move(MDB_PREV) }
+
+    /// Moves to the first entry whose key is ≥ `key`; false if there is none.
+    @inlinable
+    public func seek(_ key: UnsafeRawBufferPointer) throws -> Bool {
+        k = MDB_val(mv_size: key.count, mv_data: UnsafeMutableRawPointer(mutating: key.baseAddress))
+        return try move(MDB_SET_RANGE)
+    }
+
+    /// Moves to the first entry whose key is ≥ `key`.
+    @inlinable
+    public func seek(_ key: [UInt8]) throws -> Bool {
+        try key.withUnsafeBytes { try seek($0) }
+    }
+
+    /// Moves to the entry with exactly `key`; false if absent.
+    @inlinable
+    public func seekExact(_ key: UnsafeRawBufferPointer) throws -> Bool {
+        k = MDB_val(mv_size: key.count, mv_data: UnsafeMutableRawPointer(mutating: key.baseAddress))
+        return try move(MDB_SET_KEY)
+    }
+
+    /// Moves to the last entry whose key is ≤ `key`; false if there is none.
+    public func seekLast(atOrBefore key: [UInt8]) throws -> Bool {
+        if try seek(key) {
+            if compareKeys(self.key, key) == 0 { return true }
+            return try prev()
+        }
+        return try last()
+    }
+
+    /// Deletes the current entry.
+    public func deleteCurrent() throws {
+        let rc = mdb_cursor_del(raw, 0)
+        try txn.checkWrite(rc)
+    }
+
+    /// Calls `body` for each entry with `lower <= key < upper` (nil bounds are open), in order.
+    /// `body` returns false to stop.
+    @inlinable
+    public func forEach(from lower: [UInt8]? = nil, to upper: [UInt8]? = nil,
+                        _ body: (UnsafeRawBufferPointer, UnsafeRawBufferPointer) throws -> Bool) throws {
+        var ok: Bool
+        if let lower { ok = try seek(lower) } else { ok = try first() }
+        while ok {
+            if let upper, compareKeys(key, upper) >= 0 { return }
+            if try !body(key, value) { return }
+            ok = try next()
+        }
+    }
+
+    /// Calls `body` for each entry whose key starts with `prefix`.
+    @inlinable
+    public func forEach(prefix: [UInt8], _ body: (UnsafeRawBufferPointer, UnsafeRawBufferPointer) throws -> Bool) throws {
+        var ok = try seek(prefix)
+        while ok {
+            if !hasPrefix(key, prefix) { return }
+            if try !body(key, value) { return }
+            ok = try next()
+        }
+    }
+}
+
+/// memcmp order of two byte strings, shorter first on a common prefix (LMDB's default order).
+@inlinable
+public func compareKeys(_ a: UnsafeRawBufferPointer, _ b: [UInt8]) -> Int {
+    b.withUnsafeBytes { compareKeys(a, $0) }
+}
+
+/// memcmp order of two byte strings, shorter first on a common prefix (LMDB's default order).
+@inlinable
+public func compareKeys(_ a: UnsafeRawBufferPointer, _ b: UnsafeRawBufferPointer) -> Int {
+    let n = min(a.count, b.count)
+    if n > 0 {
+        let c = memcmp(a.baseAddress!, b.baseAddress!, n)
+        if c != 0 { return Int(c) }
+    }
+    return a.count - b.count
+}
+
+/// True if `key` starts with `prefix`.
+@inlinable
+public func hasPrefix(_ key: UnsafeRawBufferPointer, _ prefix: [UInt8]) -> Bool {
+    if key.count < prefix.count { return false }
+    return prefix.withUnsafeBytes { p in
+        p.count == 0 || memcmp(key.baseAddress!, p.baseAddress!, p.count) == 0
+    }
+}

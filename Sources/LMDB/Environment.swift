@@ -1,0 +1,298 @@
+import CLMDB
+
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// An LMDB environment: one memory-mapped database file holding any number of named tables.
+///
+/// One writer at a time, any number of concurrent readers. Read transactions are opened
+/// with `MDB_NOTLS`, so they are not tied to a thread, and are recycled through a small pool.
+///
+/// The map grows by itself: when a write fails with `MDB_MAP_FULL`, the transaction is
+/// aborted, the map is enlarged while no transaction of this process is active, and the
+/// write is run again. Callers never see `MDB_MAP_FULL` unless `maxMapSize` is reached.
+public final class Environment: @unchecked Sendable {
+    // @unchecked Sendable: `env` is thread-safe per lmdb.h when used with MDB_NOTLS;
+    // `mapSize` and the reader pool are protected by `resizeLock` / `poolLock`.
+
+    /// Options for opening an environment.
+    public struct Options: Sendable {
+        /// Maximum number of named tables.
+        public var maxTables: Int = 4096
+        /// The initial map size in bytes.
+        public var initialMapSize: Int = 16 << 20
+        /// The largest map the environment may grow to (`nil`: no limit but the address space).
+        public var maxMapSize: Int? = nil
+        /// POSIX file mode for the data and lock files.
+        public var fileMode: mode_t = 0o600
+        /// Maximum concurrent read transactions.
+        public var maxReaders: Int = 256
+        /// Open without a subdirectory (`path` names the data file itself).
+        public var noSubdirectory: Bool = false
+        /// Skip fsync on commit (faster, loses the last transactions on power failure; never on a crash).
+        public var noSync: Bool = false
+        /// Creates default options.
+        public init() {}
+    }
+
+    @usableFromInline let env: OpaquePointer
+    /// The path the environment was opened at.
+    public let path: String
+    let options: Options
+    private var mapSize: Int
+    // Readers hold it shared while their transaction lives; growing the map holds it exclusively.
+    @usableFromInline let resizeLock = RWLock()
+    private let poolLock = MutexLock()
+    private var readerPool: [OpaquePointer] = []
+    private var closed = false
+
+    /// Opens (creating if needed) the environment at `path`, a directory unless `noSubdirectory`.
+    ///
+    /// - Throws: `LMDBError` when the file cannot be opened, is not an LMDB file, or has another version.
+    public init(path: String, options: Options = Options()) throws {
+        var raw: OpaquePointer?
+        try check(mdb_env_create(&raw))
+        guard let raw else { throw LMDBError.invalid }
+        self.env = raw
+        self.path = path
+        self.options = options
+        self.mapSize = options.initialMapSize
+        do {
+            try check(mdb_env_set_maxdbs(raw, MDB_dbi(options.maxTables)))
+            try check(mdb_env_set_maxreaders(raw, UInt32(options.maxReaders)))
+            try check(mdb_env_set_mapsize(raw, options.initialMapSize))
+            // MDB_NOTLS: read transactions are not bound to the creating thread, so a
+            // pooled read txn may be reset on one thread and renewed on another.
+            var flags = UInt32(MDB_NOTLS)
+            if options.noSubdirectory { flags |= UInt32(MDB_NOSUBDIR) }
+            if options.noSync { flags |= UInt32(MDB_NOSYNC) }
+            try check(mdb_env_open(raw, path, flags, options.fileMode))
+            // The file may already be larger than our initial size (another process grew it):
+            // passing 0 adopts the size recorded in the file.
+            try check(mdb_env_set_mapsize(raw, 0))
+            var info = MDB_envinfo()
+            try check(mdb_env_info(raw, &info))
+            self.mapSize = info.me_mapsize
+        } catch {
+            mdb_env_close(raw)
+            throw error
+        }
+    }
+
+    deinit { close() }
+
+    /// Closes the environment. Every transaction must have ended.
+    public func close() {
+        poolLock.lock()
+        defer { poolLock.unlock() }
+        if closed { return }
+        closed = true
+        for txn in readerPool { mdb_txn_abort(txn) }
+        readerPool.removeAll()
+        mdb_env_close(env)
+    }
+
+    /// The current map size in bytes.
+    public var currentMapSize: Int {
+        resizeLock.readLock(); defer { resizeLock.unlock() }
+        return mapSize
+    }
+
+    /// Bytes of the data file actually in use (last used page × page size).
+    public var usedBytes: Int {
+        var info = MDB_envinfo()
+        var stat = MDB_stat()
+        mdb_env_info(env, &info)
+        mdb_env_stat(env, &stat)
+        return (info.me_last_pgno + 1) * Int(stat.ms_psize)
+    }
+
+    /// Flushes the data to disk (useful with `noSync`).
+    public func sync() throws {
+        try check(mdb_env_sync(env, 1))
+    }
+
+    // MARK: - Tables
+
+    /// Opens a named table, creating it when `create` is true.
+    ///
+    /// Tables are opened in a write transaction of their own, as lmdb.h requires that a
+    /// DBI be opened by one transaction at a time; returns `nil` when it does not exist
+    /// and `create` is false.
+    public func openTable(_ name: String, create: Bool = true) throws -> Table? {
+        try write { txn in try txn.openTable(name, create: create) }
+    }
+
+    // MARK: - Transactions
+
+    /// Runs `body` in a read-only transaction: a consistent snapshot of the whole environment.
+    ///
+    /// Bytes handed out by the transaction are valid only inside `body`.
+    public func read<R>(_ body: (Transaction) throws -> R) throws -> R {
+        resizeLock.readLock()
+        defer { resizeLock.unlock() }
+        let raw = try acquireReader()
+        var ok = false
+        defer { releaseReader(raw, reusable: ok) }
+        let txn = Transaction(raw: raw, readOnly: true)
+        defer { txn.invalidate() }
+        let result = try body(txn)
+        ok = true
+        return result
+    }
+
+    /// Begins a long-lived read transaction; it must be ended with `endRead(_:)`.
+    ///
+    /// Used by lazy result sets that outlive a closure. While it is open the map cannot grow.
+    public func beginRead() throws -> Transaction {
+        resizeLock.readLock()
+        do {
+            let raw = try acquireReader()
+            return Transaction(raw: raw, readOnly: true)
+        } catch {
+            resizeLock.unlock()
+            throw error
+        }
+    }
+
+    /// Ends a transaction started by `beginRead()`.
+    public func endRead(_ txn: Transaction) {
+        guard let raw = txn.raw else { return }
+        txn.invalidate()
+        releaseReader(raw, reusable: true)
+        resizeLock.unlock()
+    }
+
+    /// Runs `body` in the write transaction; returning commits, throwing aborts.
+    ///
+    /// If the map fills up, the transaction is aborted, the map grows and `body` runs again
+    /// from the start, so `body` must not have side effects outside the transaction that it
+    /// cannot repeat. Writers are serialised by LMDB (across threads and processes).
+    public func write<R>(_ body: (Transaction) throws -> R) throws -> R {
+        precondition(!WriterFlag.active, "re-entrant write transaction: a write is already running on this thread")
+        WriterFlag.active = true
+        defer { WriterFlag.active = false }
+        while true {
+            var needGrow = false
+            do {
+                resizeLock.readLock()
+                defer { resizeLock.unlock() }
+                var raw: OpaquePointer?
+                var rc = mdb_txn_begin(env, nil, 0, &raw)
+                if rc == MDB_MAP_RESIZED {
+                    // Another process grew the map: adopt its size (no txn of ours is active
+                    // that uses the old size — we hold only the shared lock, so upgrade first).
+                    resizeLock.unlock()
+                    adoptExternalSize()
+                    resizeLock.readLock()
+                    rc = mdb_txn_begin(env, nil, 0, &raw)
+                }
+                try check(rc)
+                let txn = Transaction(raw: raw!, readOnly: false)
+                do {
+                    let result = try body(txn)
+                    txn.invalidate()
+                    try check(mdb_txn_commit(raw))
+                    return result
+                } catch {
+                    if txn.raw != nil { txn.invalidate(); mdb_txn_abort(raw) }
+                    // A put that hit MDB_MAP_FULL may have been wrapped in another error by
+                    // the caller: the transaction's own flag is what decides.
+                    if txn.sawMapFull || LMDBError.mapFull ~= error { needGrow = true } else { throw error }
+                }
+            }
+            if needGrow { try grow() }
+        }
+    }
+
+    private func adoptExternalSize() {
+        resizeLock.writeLock()
+        defer { resizeLock.unlock() }
+        drainPool()
+        mdb_env_set_mapsize(env, 0)
+        var info = MDB_envinfo()
+        mdb_env_info(env, &info)
+        mapSize = info.me_mapsize
+    }
+
+    private func grow() throws {
+        resizeLock.writeLock()
+        defer { resizeLock.unlock() }
+        let current = mapSize
+        // Double while small, then grow by 1 GiB steps: few growths, bounded waste.
+        var next = current < (1 << 30) ? current * 2 : current + (1 << 30)
+        if let limit = options.maxMapSize {
+            if current >= limit { throw LMDBError.mapFull }
+            next = min(next, limit)
+        }
+        // lmdb.h: mdb_env_set_mapsize may be called only when no transaction of this process
+        // is active. The exclusive lock guarantees that; pooled readers are aborted first.
+        drainPool()
+        try check(mdb_env_set_mapsize(env, next))
+        var info = MDB_envinfo()
+        mdb_env_info(env, &info)
+        mapSize = info.me_mapsize
+    }
+
+    // MARK: - Reader pool
+
+    private func acquireReader() throws -> OpaquePointer {
+        poolLock.lock()
+        let pooled = readerPool.popLast()
+        poolLock.unlock()
+        if let pooled {
+            let rc = mdb_txn_renew(pooled)
+            if rc == 0 { return pooled }
+            mdb_txn_abort(pooled)
+            if rc != MDB_MAP_RESIZED { throw LMDBError(code: rc) }
+        }
+        var raw: OpaquePointer?
+        var rc = mdb_txn_begin(env, nil, UInt32(MDB_RDONLY), &raw)
+        if rc == MDB_MAP_RESIZED {
+            // lmdb.h: after another process grew the map, call mdb_env_set_mapsize(env, 0).
+            // We hold the shared lock, so other readers of ours may be active; LMDB allows
+            // adopting the new size here because the data file only grew.
+            mdb_env_set_mapsize(env, 0)
+            rc = mdb_txn_begin(env, nil, UInt32(MDB_RDONLY), &raw)
+        }
+        try check(rc)
+        return raw!
+    }
+
+    private func releaseReader(_ raw: OpaquePointer, reusable: Bool) {
+        // lmdb.h: mdb_txn_reset releases the snapshot but keeps the reader slot for renew.
+        mdb_txn_reset(raw)
+        poolLock.lock()
+        if readerPool.count < 32 {
+            readerPool.append(raw)
+            poolLock.unlock()
+        } else {
+            poolLock.unlock()
+            mdb_txn_abort(raw)
+        }
+    }
+
+    private func drainPool() {
+        poolLock.lock()
+        let txns = readerPool
+        readerPool.removeAll()
+        poolLock.unlock()
+        for txn in txns { mdb_txn_abort(txn) }
+    }
+}
+
+/// Marks the thread that is running a write transaction, to catch re-entrant writes.
+enum WriterFlag {
+    static var active: Bool {
+        get { pthread_getspecific(key) != nil }
+        set { pthread_setspecific(key, newValue ? UnsafeRawPointer(bitPattern: 1) : nil) }
+    }
+    static let key: pthread_key_t = {
+        var k = pthread_key_t()
+        pthread_key_create(&k, nil)
+        return k
+    }()
+}

@@ -1,0 +1,63 @@
+import CLMDB
+
+/// An error reported by LMDB: the C return code and LMDB's own message.
+///
+/// Match specific codes with pattern matching:
+///
+/// ```swift
+/// do { try env.write { ... } } catch LMDBError.readersFull { ... }
+/// ```
+public struct LMDBError: Error, Equatable, Sendable, CustomStringConvertible {
+    /// The LMDB (or errno) return code.
+    public let code: Int32
+
+    /// Creates an error for an LMDB return code.
+    public init(code: Int32) { self.code = code }
+
+    /// LMDB's description of the code (`mdb_strerror`).
+    public var message: String { String(cString: mdb_strerror(code)) }
+
+    /// A readable description: the message and the code.
+    public var description: String { "LMDB error \(code): \(message)" }
+
+    /// Key/data pair already exists.
+    public static let keyExists = LMDBError(code: MDB_KEYEXIST)
+    /// Key/data pair not found.
+    public static let notFound = LMDBError(code: MDB_NOTFOUND)
+    /// The environment map is full. Never surfaced by `Environment.write`, which grows the map.
+    public static let mapFull = LMDBError(code: MDB_MAP_FULL)
+    /// The environment's map was resized by another process.
+    public static let mapResized = LMDBError(code: MDB_MAP_RESIZED)
+    /// Too many named databases.
+    public static let dbsFull = LMDBError(code: MDB_DBS_FULL)
+    /// Too many readers.
+    public static let readersFull = LMDBError(code: MDB_READERS_FULL)
+    /// The transaction has too many dirty pages.
+    public static let txnFull = LMDBError(code: MDB_TXN_FULL)
+    /// Key or data too large (keys are limited to 511 bytes by default).
+    public static let badValueSize = LMDBError(code: MDB_BAD_VALSIZE)
+    /// The file is not an LMDB file.
+    public static let invalid = LMDBError(code: MDB_INVALID)
+    /// Environment version mismatch.
+    public static let versionMismatch = LMDBError(code: MDB_VERSION_MISMATCH)
+    /// The database is corrupted.
+    public static let corrupted = LMDBError(code: MDB_CORRUPTED)
+    /// No space left on the device (errno ENOSPC).
+    public static let noSpace = LMDBError(code: 28)
+
+    /// Lets `catch LMDBError.mapFull` match any thrown error with that code.
+    public static func ~= (pattern: LMDBError, value: any Error) -> Bool {
+        (value as? LMDBError)?.code == pattern.code
+    }
+}
+
+/// Turns an LMDB return code into a thrown `LMDBError`; every call into LMDB goes through it.
+@inlinable
+@inline(__always)
+func check(_ rc: Int32) throws(LMDBError) {
+    if rc != 0 { throw makeError(rc) }
+}
+
+@usableFromInline
+@inline(never)
+func makeError(_ rc: Int32) -> LMDBError { LMDBError(code: rc) }

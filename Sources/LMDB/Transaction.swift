@@ -1,0 +1,179 @@
+import CLMDB
+
+/// A named LMDB table (a DBI). Cheap to copy; valid for the life of its environment.
+public struct Table: Sendable, Hashable {
+    /// The LMDB database handle.
+    public let dbi: MDB_dbi
+    /// The table's name.
+    public let name: String
+}
+
+/// Flags for `Transaction.put`.
+public struct PutFlags: OptionSet, Sendable {
+    /// The raw flag bits.
+    public let rawValue: UInt32
+    /// Creates flags from raw bits.
+    public init(rawValue: UInt32) { self.rawValue = rawValue }
+    /// Fail (return false) instead of overwriting an existing key.
+    public static let noOverwrite = PutFlags(rawValue: UInt32(MDB_NOOVERWRITE))
+    /// The key sorts after every key in the table: append without searching (bulk loads).
+    public static let append = PutFlags(rawValue: UInt32(MDB_APPEND))
+}
+
+/// An LMDB transaction, handed to the closure of `Environment.read` or `Environment.write`.
+///
+/// Bytes it returns point into the memory map and are valid only until the transaction
+/// ends or, in a write transaction, until the next write. Copy what must outlive them.
+public final class Transaction {
+    @usableFromInline var raw: OpaquePointer?
+    /// True for a read-only transaction.
+    public let readOnly: Bool
+    @usableFromInline var sawMapFull = false
+
+    init(raw: OpaquePointer, readOnly: Bool) {
+        self.raw = raw
+        self.readOnly = readOnly
+    }
+
+    func invalidate() { raw = nil }
+
+    @inlinable
+    var handle: OpaquePointer {
+        guard let raw else { preconditionFailure("LMDB transaction used after it ended") }
+        return raw
+    }
+
+    @usableFromInline
+    func checkWrite(_ rc: Int32) throws(LMDBError) {
+        if rc == MDB_MAP_FULL || rc == MDB_TXN_FULL { sawMapFull = rc == MDB_MAP_FULL }
+        try check(rc)
+    }
+
+    // MARK: - Tables
+
+    /// Opens a named table; `nil` if it does not exist and `create` is false.
+    public func openTable(_ name: String, create: Bool = false) throws -> Table? {
+        var dbi = MDB_dbi()
+        let flags = create ? UInt32(MDB_CREATE) : 0
+        let rc = mdb_dbi_open(handle, name, flags, &dbi)
+        if rc == MDB_NOTFOUND { return nil }
+        try checkWrite(rc)
+        return Table(dbi: dbi, name: name)
+    }
+
+    /// Empties a table, or deletes it from the environment when `delete` is true.
+    public func drop(_ table: Table, delete: Bool = false) throws {
+        try check(mdb_drop(handle, table.dbi, delete ? 1 : 0))
+    }
+
+    /// The number of entries in a table.
+    public func count(_ table: Table) throws -> Int {
+        var stat = MDB_stat()
+        try check(mdb_stat(handle, table.dbi, &stat))
+        return stat.ms_entries
+    }
+
+    /// Pages used by a table (branch + leaf + overflow) times the page size.
+    public func byteSize(_ table: Table) throws -> Int {
+        var stat = MDB_stat()
+        try check(mdb_stat(handle, table.dbi, &stat))
+        return (stat.ms_branch_pages + stat.ms_leaf_pages + stat.ms_overflow_pages) * Int(stat.ms_psize)
+    }
+
+    // MARK: - Reads
+
+    /// The value stored under `key`, or `nil`. The bytes live in the memory map.
+    @inlinable
+    public func get(_ table: Table, key: UnsafeRawBufferPointer) throws -> UnsafeRawBufferPointer? {
+        var k = MDB_val(mv_size: key.count, mv_data: UnsafeMutableRawPointer(mutating: key.baseAddress))
+        var v = MDB_val()
+        let rc = mdb_get(handle, table.dbi, &k, &v)
+        if rc == MDB_NOTFOUND { return nil }
+        try check(rc)
+        return UnsafeRawBufferPointer(start: v.mv_data, count: v.mv_size)
+    }
+
+    /// The value stored under a byte-array key.
+    @inlinable
+    public func get(_ table: Table, key: [UInt8]) throws -> UnsafeRawBufferPointer? {
+        try key.withUnsafeBytes { try get(table, key: $0) }
+    }
+
+    /// The value stored under a UTF-8 string key.
+    @inlinable
+    public func get(_ table: Table, key: String) throws -> UnsafeRawBufferPointer? {
+        var key = key
+        return try key.withUTF8 { try get(table, key: UnsafeRawBufferPointer($0)) }
+    }
+
+    // MARK: - Writes
+
+    /// Stores `value` under `key`. Returns false when `.noOverwrite` is set and the key exists.
+    @discardableResult
+    @inlinable
+    public func put(_ table: Table, key: UnsafeRawBufferPointer, value: UnsafeRawBufferPointer,
+                    flags: PutFlags = []) throws -> Bool {
+        var k = MDB_val(mv_size: key.count, mv_data: UnsafeMutableRawPointer(mutating: key.baseAddress))
+        var v = MDB_val(mv_size: value.count, mv_data: UnsafeMutableRawPointer(mutating: value.baseAddress))
+        let rc = mdb_put(handle, table.dbi, &k, &v, flags.rawValue)
+        if rc == MDB_KEYEXIST && flags.contains(.noOverwrite) { return false }
+        try checkWrite(rc)
+        return true
+    }
+
+    /// Stores byte arrays.
+    @discardableResult
+    @inlinable
+    public func put(_ table: Table, key: [UInt8], value: [UInt8], flags: PutFlags = []) throws -> Bool {
+        try key.withUnsafeBytes { k in try value.withUnsafeBytes { v in try put(table, key: k, value: v, flags: flags) } }
+    }
+
+    /// Reserves `size` bytes for the value of `key` and lets `fill` write them in place
+    /// (`MDB_RESERVE`: no intermediate copy of large values).
+    @inlinable
+    public func putReserved(_ table: Table, key: UnsafeRawBufferPointer, size: Int, flags: PutFlags = [],
+                            fill: (UnsafeMutableRawBufferPointer) throws -> Void) throws {
+        var k = MDB_val(mv_size: key.count, mv_data: UnsafeMutableRawPointer(mutating: key.baseAddress))
+        var v = MDB_val(mv_size: size, mv_data: nil)
+        let rc = mdb_put(handle, table.dbi, &k, &v, flags.rawValue | UInt32(MDB_RESERVE))
+        try checkWrite(rc)
+        try fill(UnsafeMutableRawBufferPointer(start: v.mv_data, count: size))
+    }
+
+    /// Deletes `key`. Returns false if it was not there.
+    @discardableResult
+    @inlinable
+    public func delete(_ table: Table, key: UnsafeRawBufferPointer) throws -> Bool {
+        var k = MDB_val(mv_size: key.count, mv_data: UnsafeMutableRawPointer(mutating: key.baseAddress))
+        let rc = mdb_del(handle, table.dbi, &k, nil)
+        if rc == MDB_NOTFOUND { return false }
+        try checkWrite(rc)
+        return true
+    }
+
+    /// Deletes a byte-array key.
+    @discardableResult
+    @inlinable
+    public func delete(_ table: Table, key: [UInt8]) throws -> Bool {
+        try key.withUnsafeBytes { try delete(table, key: $0) }
+    }
+
+    // MARK: - Cursors
+
+    /// Runs `body` with a cursor over `table`; the cursor is closed when `body` returns.
+    @inlinable
+    public func withCursor<R>(_ table: Table, _ body: (Cursor) throws -> R) throws -> R {
+        var cur: OpaquePointer?
+        try check(mdb_cursor_open(handle, table.dbi, &cur))
+        let cursor = Cursor(raw: cur!, txn: self)
+        defer { cursor.close() }
+        return try body(cursor)
+    }
+
+    /// Opens a cursor that the caller must `close()` before the transaction ends.
+    public func openCursor(_ table: Table) throws -> Cursor {
+        var cur: OpaquePointer?
+        try check(mdb_cursor_open(handle, table.dbi, &cur))
+        return Cursor(raw: cur!, txn: self)
+    }
+}

@@ -1,0 +1,252 @@
+// The typed AST of SQL++ for mobile. The parser and the QueryBuilder both produce it; the
+// analyzer checks it; the planner and executor consume it; the printer turns it back into
+// canonical SQL++ text (EXPLAIN, index definitions, error messages).
+//
+// Source locations ride along on the nodes that can fail semantic checks (properties,
+// calls, parameters, meta, match/rank, sources) but never take part in equality: an AST
+// built by QueryBuilder equals the one parsed from the equivalent SQL++.
+
+/// A position in query text: UTF-8 byte offset and 1-based line and column (in characters).
+public struct SourceLocation: Sendable, Hashable, CustomStringConvertible {
+    /// UTF-8 byte offset from the start of the text.
+    public var offset: Int
+    /// 1-based line.
+    public var line: Int
+    /// 1-based column, counted in Unicode scalars.
+    public var column: Int
+
+    /// Creates a location.
+    public init(offset: Int, line: Int, column: Int) {
+        self.offset = offset
+        self.line = line
+        self.column = column
+    }
+
+    /// The location of synthesized nodes (QueryBuilder).
+    public static let none = SourceLocation(offset: -1, line: 0, column: 0)
+
+    /// Locations never affect AST equality.
+    public static func == (_: SourceLocation, _: SourceLocation) -> Bool { true }
+    /// Locations never affect hashing.
+    public func hash(into _: inout Hasher) {}
+
+    /// `line L, column C`.
+    public var description: String { "line \(line), column \(column)" }
+}
+
+/// One step of a property path: `.name` or `[index]`.
+public enum PathComponent: Sendable, Hashable {
+    /// A member name (case-sensitive).
+    case key(String)
+    /// An array index; negative counts from the end.
+    case index(Int)
+}
+
+/// The metadata keys of `meta()`.
+public enum MetaKey: String, Sendable, Hashable, CaseIterable {
+    case id, sequence, deleted, expiration, revisionID
+}
+
+/// Unary operators.
+public enum UnaryOperator: String, Sendable, Hashable {
+    /// `-x`
+    case negate = "-"
+    /// `+x`
+    case plus = "+"
+    /// `NOT x`
+    case not = "NOT"
+}
+
+/// Binary operators (LIKE, IN, BETWEEN and IS-tests have their own nodes).
+public enum BinaryOperator: String, Sendable, Hashable {
+    case or = "OR", and = "AND"
+    case equal = "=", notEqual = "!="
+    case less = "<", lessOrEqual = "<=", greater = ">", greaterOrEqual = ">="
+    case add = "+", subtract = "-", multiply = "*", divide = "/", modulo = "%"
+    case concat = "||"
+    /// `a IS b` (MISSING-aware equality).
+    case `is` = "IS"
+    /// `a IS NOT b`.
+    case isNot = "IS NOT"
+}
+
+/// Postfix tests: `IS [NOT] NULL`, `IS [NOT] MISSING`, `IS [NOT] VALUED`.
+public enum TestKind: String, Sendable, Hashable {
+    case null = "NULL", missing = "MISSING", valued = "VALUED"
+}
+
+/// `ANY`, `EVERY`, `ANY AND EVERY` (SOME is a synonym of ANY).
+public enum Quantifier: String, Sendable, Hashable {
+    case any = "ANY", every = "EVERY", anyAndEvery = "ANY AND EVERY"
+}
+
+/// One collation keyword of a COLLATE clause.
+public enum CollationKeyword: Sendable, Hashable {
+    /// `UNICODE` or `UNICODE:locale`.
+    case unicode(locale: String?)
+    /// `NOUNICODE`.
+    case noUnicode
+    /// `CASE` (case-sensitive).
+    case caseSensitive
+    /// `NOCASE`.
+    case noCase
+    /// `DIAC` (accent-sensitive).
+    case diac
+    /// `NODIAC`.
+    case noDiac
+}
+
+/// `WHEN cond THEN result`.
+public struct WhenClause: Sendable, Hashable {
+    /// The condition (searched CASE) or the value compared with the operand (simple CASE).
+    public var when: Expr
+    /// The result.
+    public var then: Expr
+    /// Creates a clause.
+    public init(when: Expr, then: Expr) { self.when = when; self.then = then }
+}
+
+/// A member of an object literal.
+public struct ObjectMember: Sendable, Hashable {
+    /// The key.
+    public var key: String
+    /// The value expression.
+    public var value: Expr
+    /// Creates a member.
+    public init(key: String, value: Expr) { self.key = key; self.value = value }
+}
+
+/// A reference to a full-text index in `match()` / `rank()`: `idx` or `alias.idx`.
+public struct IndexReference: Sendable, Hashable {
+    /// The source alias, when written `alias.idx`.
+    public var alias: String?
+    /// The index name.
+    public var name: String
+    /// Where it was written.
+    public var location: SourceLocation
+    /// Creates a reference.
+    public init(alias: String? = nil, name: String, location: SourceLocation = .none) {
+        self.alias = alias; self.name = name; self.location = location
+    }
+}
+
+/// A SQL++ expression.
+public indirect enum Expr: Sendable, Hashable {
+    /// A literal scalar (also `TRUE FALSE NULL MISSING`).
+    case literal(Value)
+    /// `$name`.
+    case parameter(String, SourceLocation)
+    /// A property path as written: `a.b[0].c`. The first component may name an alias; the
+    /// analyzer decides. QueryBuilder's `.from("x")` prepends `x`.
+    case property([PathComponent], SourceLocation)
+    /// `meta()` / `meta(alias)`, optionally followed by `.key`.
+    case meta(alias: String?, key: MetaKey?, SourceLocation)
+    /// A path applied to the value of another expression: `{'x':1}.x`, `f(a).b`, `(e)[0]`.
+    case member(Expr, [PathComponent])
+    /// `[e, …]`.
+    case array([Expr])
+    /// `{'k': e, …}`.
+    case object([ObjectMember])
+    /// A prefix operator.
+    case unary(UnaryOperator, Expr)
+    /// An infix operator.
+    case binary(BinaryOperator, Expr, Expr)
+    /// `x [NOT] LIKE pattern`.
+    case like(Expr, Expr, negated: Bool)
+    /// `x [NOT] BETWEEN low AND high`.
+    case between(Expr, Expr, Expr, negated: Bool)
+    /// `x [NOT] IN (e, …)` or `x [NOT] IN [e, …]`.
+    case inList(Expr, [Expr], negated: Bool)
+    /// `x [NOT] IN arrayExpression` (a bare array-valued expression) [T].
+    case inArray(Expr, Expr, negated: Bool)
+    /// `x IS [NOT] NULL|MISSING|VALUED` (and `x NOT NULL`).
+    case test(Expr, TestKind, negated: Bool)
+    /// A function call; `name` is upper-case. `COUNT(*)` is `COUNT` with no arguments.
+    case call(String, [Expr], SourceLocation)
+    /// `CASE [operand] WHEN … THEN … [ELSE …] END`.
+    case caseWhen(operand: Expr?, [WhenClause], else: Expr?)
+    /// `ANY|EVERY|ANY AND EVERY v IN array SATISFIES condition END`.
+    case quantified(Quantifier, variable: String, in: Expr, satisfies: Expr)
+    /// `expr COLLATE c` / `COLLATE (c c …)`.
+    case collate(Expr, [CollationKeyword])
+    /// `MATCH(index, query)`.
+    case match(IndexReference, Expr)
+    /// `RANK(index)`.
+    case rank(IndexReference)
+}
+
+/// One column of SELECT.
+public enum ResultColumn: Sendable, Hashable {
+    /// `*` or `alias.*`, optionally renamed.
+    case star(source: String?, alias: String?)
+    /// An expression, optionally `AS alias`.
+    case expression(Expr, alias: String?)
+}
+
+/// `[scope.]collection [AS alias]` in FROM or JOIN.
+public struct DataSourceReference: Sendable, Hashable {
+    /// The scope as written (nil when omitted).
+    public var scope: String?
+    /// The collection as written (`_` and `_default` included).
+    public var collection: String
+    /// The explicit alias.
+    public var alias: String?
+    /// Where it was written.
+    public var location: SourceLocation
+    /// Creates a data source reference.
+    public init(scope: String? = nil, collection: String, alias: String? = nil, location: SourceLocation = .none) {
+        self.scope = scope; self.collection = collection; self.alias = alias; self.location = location
+    }
+}
+
+/// Kinds of JOIN.
+public enum JoinKind: String, Sendable, Hashable {
+    case inner = "INNER JOIN", leftOuter = "LEFT OUTER JOIN", cross = "CROSS JOIN"
+}
+
+/// A JOIN or UNNEST following FROM, in the order written.
+public enum FromClauseItem: Sendable, Hashable {
+    /// `[INNER|LEFT [OUTER]|CROSS] JOIN source [ON condition]`.
+    case join(JoinKind, DataSourceReference, on: Expr?)
+    /// `UNNEST path [AS alias]`.
+    case unnest(Expr, alias: String?, SourceLocation)
+}
+
+/// One ORDER BY key.
+public struct OrderingTerm: Sendable, Hashable {
+    /// The key expression (may carry a COLLATE).
+    public var expression: Expr
+    /// DESC.
+    public var descending: Bool
+    /// Creates a key.
+    public init(expression: Expr, descending: Bool = false) {
+        self.expression = expression; self.descending = descending
+    }
+}
+
+/// A whole SELECT statement.
+public struct SelectStatement: Sendable, Hashable {
+    /// `SELECT DISTINCT`.
+    public var distinct: Bool = false
+    /// The result columns.
+    public var columns: [ResultColumn] = []
+    /// The FROM source.
+    public var from: DataSourceReference
+    /// JOINs and UNNESTs in written order.
+    public var joins: [FromClauseItem] = []
+    /// WHERE.
+    public var whereClause: Expr?
+    /// GROUP BY.
+    public var groupBy: [Expr] = []
+    /// HAVING.
+    public var having: Expr?
+    /// ORDER BY.
+    public var orderBy: [OrderingTerm] = []
+    /// LIMIT.
+    public var limit: Expr?
+    /// OFFSET.
+    public var offset: Expr?
+
+    /// Creates a statement reading `from`.
+    public init(from: DataSourceReference) { self.from = from }
+}
