@@ -6,6 +6,9 @@ public struct Table: Sendable, Hashable {
     public let dbi: MDB_dbi
     /// The table's name.
     public let name: String
+
+    /// A handle that refers to no table, for values filled in later.
+    public static let placeholder = Table(dbi: 0, name: "")
 }
 
 /// Flags for `Transaction.put`.
@@ -59,6 +62,17 @@ public final class Transaction {
         if rc == MDB_NOTFOUND { return nil }
         try checkWrite(rc)
         return Table(dbi: dbi, name: name)
+    }
+
+    /// The names of the named tables in the environment (the keys of LMDB's main database).
+    public func tableNames() throws -> [String] {
+        var dbi = MDB_dbi()
+        try check(mdb_dbi_open(handle, nil, 0, &dbi))
+        var names: [String] = []
+        try withCursor(Table(dbi: dbi, name: "")) { c in
+            try c.forEach { k, _ in names.append(String(decoding: k, as: UTF8.self)); return true }
+        }
+        return names
     }
 
     /// Empties a table, or deletes it from the environment when `delete` is true.

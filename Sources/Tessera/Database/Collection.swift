@@ -1,0 +1,246 @@
+import LMDB
+
+/// How `save(document:concurrencyControl:)` resolves a concurrent change.
+public enum ConcurrencyControl: Sendable {
+    /// The save wins (default).
+    case lastWriteWins
+    /// The save fails (returns false) if the stored document changed since it was read.
+    case failOnConflict
+}
+
+/// A collection of JSON documents in a scope.
+///
+/// Saves, deletes and purges are transactions of their own, or join the enclosing
+/// `database.inBatch { }`. Every index of the collection is updated in the same transaction.
+public final class Collection: @unchecked Sendable, CustomStringConvertible {
+    // @unchecked Sendable: immutable references; all state lives in the database catalogue.
+
+    /// The database that holds this collection.
+    public let database: Database
+    let key: CollectionKey
+
+    init(database: Database, key: CollectionKey) {
+        self.database = database
+        self.key = key
+    }
+
+    /// The collection name.
+    public var name: String { key.name }
+    /// The scope name.
+    public var scope: Scope { Scope(database: database, name: key.scope) }
+    /// `scope.name`.
+    public var fullName: String { key.fullName }
+    /// `scope.name`.
+    public var description: String { fullName }
+
+    /// The collection's current store (tables and indexes), from the thread's write
+    /// transaction if there is one.
+    func currentStore() throws -> CollectionStore {
+        try database.checkOpen()
+        if let ctx = WriteContext.current, ctx.database === database { return try ctx.store(key) }
+        guard let s = database.catalog.withLock({ $0.collections[key] }) else {
+            throw DatabaseError(.notFound, "collection '\(fullName)' does not exist (deleted?)")
+        }
+        return s
+    }
+
+    // MARK: - Reading
+
+    /// The number of live (non-deleted) documents.
+    public var count: Int {
+        (try? database.read { txn in
+            Int(Int64(bitPattern: try WriteContext.readCounter(txn: txn, meta: database.metaTable, name: "count:" + fullName)))
+        }) ?? 0
+    }
+
+    /// The document with `id`, or nil if there is none or it is deleted.
+    public func document(id: String) throws -> Document? {
+        let store = try currentStore()
+        return try database.read { txn -> Document? in
+            guard let raw = try txn.get(store.docs, key: id), let h = DocumentRecord.header(raw), !h.deleted else { return nil }
+            return Document(id: id, body: nil, storedBody: Array(DocumentRecord.body(raw)), sequence: h.sequence,
+                            revisionID: h.revisionID, deleted: false)
+        }
+    }
+
+    /// Metadata of a stored document, tombstones included (nil if absent or purged).
+    func record(id: String) throws -> DocumentRecord? {
+        let store = try currentStore()
+        return try database.read { txn in try txn.get(store.docs, key: id).flatMap(DocumentRecord.header) }
+    }
+
+    // MARK: - Writing
+
+    /// Saves a document, replacing its whole body.
+    ///
+    /// With `.failOnConflict`, returns false without writing if the stored document's revision
+    /// is not the one `document` was read at. On success the document's `sequence` and
+    /// `revisionID` are updated.
+    ///
+    /// - Throws: `.invalidDocumentID`, `.reservedKey`, `.notOpen`, `.storage`.
+    @discardableResult
+    public func save(document: MutableDocument, concurrencyControl: ConcurrencyControl = .lastWriteWins) throws -> Bool {
+        try DocumentValidation.validateID(document.id)
+        let body = document.properties
+        try DocumentValidation.validateBody(body, id: document.id)
+        let encoded = BinaryEncoder.encode(.object(body))
+        let expected = concurrencyControl == .failOnConflict ? document.revisionID : nil
+        let result = try write(id: document.id, body: encoded, deleting: false, expectedRevision: expected,
+                               checkConflict: concurrencyControl == .failOnConflict)
+        guard let (seq, rev) = result else { return false }
+        document.sequence = seq
+        document.revisionID = rev
+        document.isDeleted = false
+        return true
+    }
+
+    /// Saves a JSON object under `id` (parsed once, stored in binary form).
+    ///
+    /// - Throws: `.invalidJSON` with line and column, `.notAnObject`, `.reservedKey`, `.invalidDocumentID`.
+    public func save(id: String, json: String) throws {
+        try DocumentValidation.validateID(id)
+        let value: Value
+        do { value = try JSONReader.parse(Array(json.utf8)) } catch {
+            throw DatabaseError(.invalidJSON, "document '\(id)': \(error)", underlying: error)
+        }
+        guard case .object(let o) = value else {
+            throw DatabaseError(.notAnObject, "document '\(id)': the body must be a JSON object, not \(value.typeName)")
+        }
+        try save(id: id, properties: o)
+    }
+
+    /// Saves a body given as a dictionary of values under `id`.
+    public func save(id: String, properties: [String: Value]) throws {
+        try DocumentValidation.validateID(id)
+        try DocumentValidation.validateBody(properties, id: id)
+        _ = try write(id: id, body: BinaryEncoder.encode(.object(properties)), deleting: false, expectedRevision: nil, checkConflict: false)
+    }
+
+    /// Deletes a document: it becomes a tombstone (invisible to `document(id:)` and to queries
+    /// that do not ask for `meta().deleted`), its sequence advances, and it leaves every index.
+    ///
+    /// - Throws: `.notFound` if there is no such live document.
+    public func delete(document: Document, concurrencyControl: ConcurrencyControl = .lastWriteWins) throws {
+        let result = try write(id: document.id, body: BinaryEncoder.encode(.object([:])), deleting: true,
+                               expectedRevision: document.revisionID, checkConflict: concurrencyControl == .failOnConflict)
+        if result == nil {
+            throw DatabaseError(.conflict, "document '\(document.id)' in '\(fullName)' changed since it was read")
+        }
+    }
+
+    /// Deletes the document with `id` (see `delete(document:)`).
+    public func delete(id: String) throws {
+        _ = try write(id: id, body: BinaryEncoder.encode(.object([:])), deleting: true, expectedRevision: nil, checkConflict: false)
+    }
+
+    /// Removes every trace of a document, tombstone included.
+    ///
+    /// - Throws: `.notFound` if there is no such document.
+    public func purge(id: String) throws {
+        try DocumentValidation.validateID(id)
+        try database.write { ctx in
+            let store = try ctx.store(key)
+            guard let raw = try ctx.txn.get(store.docs, key: id), let old = DocumentRecord.header(raw) else {
+                throw DatabaseError(.notFound, "no document '\(id)' in '\(fullName)' to purge")
+            }
+            if !old.deleted {
+                try IndexMaintenance.update(store: store, txn: ctx.txn, docID: id, old: DocumentRecord.body(raw), new: nil)
+                ctx.adjustCount(key, by: -1)
+            }
+            try ctx.txn.delete(store.bySequence, key: sequenceKey(old.sequence))
+            try ctx.txn.delete(store.docs, key: Array(id.utf8))
+        }
+    }
+
+    /// Purges the document `document`.
+    public func purge(document: Document) throws { try purge(id: document.id) }
+
+    /// The core write: returns (sequence, revisionID), or nil on a conflict.
+    private func write(id: String, body: [UInt8], deleting: Bool, expectedRevision: String?, checkConflict: Bool) throws -> (UInt64, String)? {
+        try DocumentValidation.validateID(id)
+        return try database.write { ctx -> (UInt64, String)? in
+            let store = try ctx.store(key)
+            let txn = ctx.txn
+            var idBytes = Array(id.utf8)
+            let oldRaw = try txn.get(store.docs, key: idBytes)
+            let old = oldRaw.flatMap(DocumentRecord.header)
+            if checkConflict {
+                let current = (old?.deleted ?? true) && expectedRevision == nil ? nil : old?.revisionID
+                if current != expectedRevision { return nil }
+            }
+            if deleting && (old == nil || old!.deleted) {
+                throw DatabaseError(.notFound, "no document '\(id)' in '\(fullName)' to delete")
+            }
+            // Index entries: old body's entries out, new body's in (only the difference is written).
+            let oldBody = (old != nil && !old!.deleted) ? DocumentRecord.body(oldRaw!) : nil
+            try body.withUnsafeBytes { newBody in
+                try IndexMaintenance.update(store: store, txn: txn, docID: id, old: oldBody, new: deleting ? nil : newBody)
+            }
+            let seq = try ctx.nextSequence(key)
+            if let old { try txn.delete(store.bySequence, key: sequenceKey(old.sequence)) }
+            try txn.put(store.bySequence, key: sequenceKey(seq), value: idBytes)
+            let generation = (old?.generation ?? 0) &+ 1
+            let digest = body.withUnsafeBytes { DocumentRecord.digest(generation: generation, body: $0) }
+            let record = DocumentRecord(deleted: deleting, sequence: seq, generation: generation, digest: digest, expiration: 0)
+            try idBytes.withUnsafeMutableBytes { k in
+                try txn.putReserved(store.docs, key: UnsafeRawBufferPointer(k), size: DocumentRecord.headerSize + body.count) { out in
+                    record.writeHeader(into: out)
+                    body.withUnsafeBytes { src in
+                        UnsafeMutableRawBufferPointer(rebasing: out[DocumentRecord.headerSize...]).copyMemory(from: src)
+                    }
+                }
+            }
+            let wasLive = old != nil && !old!.deleted
+            if deleting { if wasLive { ctx.adjustCount(key, by: -1) } } else if !wasLive { ctx.adjustCount(key, by: 1) }
+            return (seq, record.revisionID)
+        }
+    }
+
+    // MARK: - Iteration
+
+    /// Calls `body` for each live document in ID order, inside one read snapshot.
+    public func forEachDocument(_ body: (Document) throws -> Bool) throws {
+        let store = try currentStore()
+        try database.read { txn in
+            try txn.withCursor(store.docs) { cursor in
+                try cursor.forEach { k, v in
+                    guard let h = DocumentRecord.header(v), !h.deleted else { return true }
+                    let doc = Document(id: String(decoding: k, as: UTF8.self), body: nil, storedBody: Array(DocumentRecord.body(v)),
+                                       sequence: h.sequence, revisionID: h.revisionID, deleted: false)
+                    return try body(doc)
+                }
+            }
+        }
+    }
+
+    /// The IDs of live documents in ID order, at most `limit`.
+    public func documentIDs(limit: Int? = nil) throws -> [String] {
+        var ids: [String] = []
+        try forEachDocument { doc in
+            ids.append(doc.id)
+            return limit.map { ids.count < $0 } ?? true
+        }
+        return ids
+    }
+}
+
+/// Validation of document IDs and bodies (SPEC §1.1).
+enum DocumentValidation {
+    /// Longest document ID in UTF-8 bytes (index keys append the ID, LMDB keys stop at 511).
+    static let maxIDLength = 250
+    static let reservedKeys: Set<String> = ["_id", "_rev", "_deleted", "_attachments", "_removed"]
+
+    static func validateID(_ id: String) throws {
+        let n = id.utf8.count
+        if n == 0 { throw DatabaseError(.invalidDocumentID, "document ID must not be empty") }
+        if n > maxIDLength {
+            throw DatabaseError(.invalidDocumentID, "document ID '\(id.prefix(40))…' is \(n) bytes long; the limit is \(maxIDLength)")
+        }
+    }
+
+    static func validateBody(_ body: [String: Value], id: String) throws {
+        for k in body.keys where reservedKeys.contains(k) {
+            throw DatabaseError(.reservedKey, "document '\(id)': top-level key '\(k)' is reserved")
+        }
+    }
+}

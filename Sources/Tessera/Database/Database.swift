@@ -1,0 +1,315 @@
+import LMDB
+import Synchronization
+
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// Options for opening a database.
+public struct DatabaseConfiguration: Sendable {
+    /// The directory that holds named databases (`Database(name:config:)`).
+    public var directory: String
+    /// The initial size of the memory map; it grows by itself as needed.
+    public var initialMapSize: Int = 16 << 20
+    /// The largest the database may grow to (nil: no limit but the disk and address space).
+    public var maxSize: Int?
+    /// POSIX mode of the database files.
+    public var fileMode: UInt32 = 0o600
+    /// Skip fsync on commit: faster bulk loads, but the last commits may be lost on power
+    /// failure (never on a process crash). Off by default.
+    public var noSync: Bool = false
+
+    /// Creates a configuration; `directory` defaults to the current directory.
+    public init(directory: String = ".") { self.directory = directory }
+}
+
+/// A Tessera database: a directory holding one LMDB environment with scopes, collections
+/// of JSON documents and their indexes.
+///
+/// `Database` is `Sendable`: any number of threads may read and query while one writes
+/// (LMDB allows one writer at a time; writers wait for each other, across processes too).
+///
+/// ```swift
+/// let db = try Database(path: "/tmp/travel")
+/// let hotels = try db.createCollection(name: "hotels")
+/// let doc = MutableDocument(id: "hotel1", data: ["name": "Lakeside Inn", "city": "Ann Arbor"])
+/// try hotels.save(document: doc)
+/// ```
+public final class Database: @unchecked Sendable {
+    // @unchecked Sendable: `env` is thread-safe; mutable catalogue state lives in `catalog`
+    // (a Mutex); `closed` is an Atomic.
+
+    /// The current on-disk format version. Databases with a larger version are refused.
+    public static let formatVersion: UInt32 = 1
+    static let magic: [UInt8] = Array("TSRA".utf8)
+
+    /// The database name (last path component, without extension).
+    public let name: String
+    /// The database directory.
+    public let path: String
+
+    let env: Environment
+    let metaTable: Table
+    let catalog: Mutex<Catalog>
+    private let closed = Atomic<Bool>(false)
+    private let removeOnClose: Bool
+
+    // MARK: - Opening and closing
+
+    /// Opens the database in directory `path`, creating it if it does not exist.
+    ///
+    /// - Throws: `DatabaseError` `.notADatabase` when the directory holds something else,
+    ///   `.unsupportedVersion` when a newer Tessera wrote it, `.storage` on I/O errors.
+    public init(path: String, configuration: DatabaseConfiguration = DatabaseConfiguration()) throws {
+        self.path = path
+        var base = path
+        while base.hasSuffix("/") && base.count > 1 { base.removeLast() }
+        var last = base.split(separator: "/").last.map(String.init) ?? base
+        if last.hasSuffix(".tessera") { last.removeLast(8) }
+        self.name = last
+        self.removeOnClose = false
+        let (e, m, c) = try Database.openStorage(path: path, configuration: configuration)
+        (env, metaTable) = (e, m)
+        catalog = Mutex(c)
+    }
+
+    /// Opens (creating) the database `name` in `config.directory` (`<directory>/<name>.tessera`).
+    public convenience init(name: String, config: DatabaseConfiguration = DatabaseConfiguration()) throws {
+        guard !name.isEmpty, !name.contains("/") else {
+            throw DatabaseError(.invalidName, "invalid database name '\(name)'")
+        }
+        try self.init(path: config.directory + "/" + name + ".tessera", configuration: config)
+    }
+
+    private init(temporaryPath: String) throws {
+        self.path = temporaryPath
+        self.name = "temporary"
+        self.removeOnClose = true
+        let (e, m, c) = try Database.openStorage(path: temporaryPath, configuration: DatabaseConfiguration())
+        (env, metaTable) = (e, m)
+        catalog = Mutex(c)
+    }
+
+    /// A fresh database in a new temporary directory, removed when it is closed (for tests).
+    public static func temporary() throws -> Database {
+        var template = Array((FileSystem.temporaryDirectory + "/tessera-XXXXXX").utf8CString)
+        let made = template.withUnsafeMutableBufferPointer { mkdtemp($0.baseAddress!) }
+        guard made != nil else { throw DatabaseError(.storage, "cannot create a temporary directory") }
+        let dir = String(cString: template.withUnsafeBufferPointer { $0.baseAddress! })
+        return try Database(temporaryPath: dir)
+    }
+
+    deinit { try? close() }
+
+    /// Closes the database. Further use of it or its collections throws `.notOpen`.
+    /// A temporary database is deleted.
+    public func close() throws {
+        if closed.exchange(true, ordering: .acquiringAndReleasing) { return }
+        env.close()
+        if removeOnClose { FileSystem.removeTree(path) }
+    }
+
+    /// Closes the database and deletes its directory.
+    public func delete() throws {
+        try close()
+        FileSystem.removeTree(path)
+    }
+
+    /// Deletes the database directory at `path` (it must not be open).
+    public static func delete(path: String) throws {
+        FileSystem.removeTree(path)
+    }
+
+    /// True if a database exists at `path`.
+    public static func exists(path: String) -> Bool {
+        FileSystem.fileExists(path + "/data.mdb")
+    }
+
+    var isClosed: Bool { closed.load(ordering: .acquiring) }
+
+    private static func openStorage(path: String, configuration: DatabaseConfiguration) throws
+        -> (Environment, Table, Catalog)
+    {
+        if !FileSystem.fileExists(path) {
+            guard mkdir(path, 0o700) == 0 || errno == EEXIST else {
+                throw DatabaseError(.storage, "cannot create database directory '\(path)': \(String(cString: strerror(errno)))")
+            }
+        } else if !FileSystem.isDirectory(path) {
+            throw DatabaseError(.notADatabase, "'\(path)' is not a database directory")
+        }
+        var options = Environment.Options()
+        options.initialMapSize = configuration.initialMapSize
+        options.maxMapSize = configuration.maxSize
+        options.fileMode = mode_t(configuration.fileMode)
+        options.noSync = configuration.noSync
+        let env: Environment
+        do {
+            env = try Environment(path: path, options: options)
+        } catch LMDBError.invalid {
+            throw DatabaseError(.notADatabase, "'\(path)' does not hold a Tessera database (not an LMDB file)")
+        } catch LMDBError.versionMismatch {
+            throw DatabaseError(.notADatabase, "'\(path)' holds an LMDB file of another LMDB version")
+        } catch {
+            throw DatabaseError.storage(error, "cannot open database '\(path)'")
+        }
+        do {
+            let (meta, catalog) = try env.write { txn -> (Table, Catalog) in
+                let hadTables = try !txn.tableNames().isEmpty
+                let meta = try txn.openTable("meta", create: true)!
+                if let fmt = try txn.get(meta, key: "format") {
+                    guard fmt.count == 8, Array(fmt[0..<4]) == Database.magic else {
+                        throw DatabaseError(.notADatabase, "'\(path)' is an LMDB file but not a Tessera database")
+                    }
+                    let version = UInt32(littleEndian: fmt.loadUnaligned(fromByteOffset: 4, as: UInt32.self))
+                    guard version <= Database.formatVersion else {
+                        throw DatabaseError(.unsupportedVersion,
+                            "'\(path)' was written by a newer Tessera (format \(version)); this version reads format \(Database.formatVersion) or older")
+                    }
+                } else {
+                    if hadTables {
+                        throw DatabaseError(.notADatabase, "'\(path)' is an LMDB file but not a Tessera database")
+                    }
+                    try txn.put(meta, key: Array("format".utf8), value: Database.magic + withUnsafeBytes(of: Database.formatVersion.littleEndian) { Array($0) })
+                }
+                var catalog = try Catalog.load(txn: txn, meta: meta)
+                try catalog.ensureDefaultCollection(txn: txn, meta: meta)
+                try catalog.openTables(txn: txn)
+                return (meta, catalog)
+            }
+            return (env, meta, catalog)
+        } catch {
+            env.close()
+            throw error
+        }
+    }
+
+    // MARK: - Transactions
+
+    /// Runs `body` as one transaction: every save, delete and purge inside it commits
+    /// together or not at all. Throwing from `body` rolls everything back and rethrows.
+    ///
+    /// Batches may nest; the outermost one commits.
+    public func inBatch(_ body: () throws -> Void) throws {
+        try write { _ in try body() }
+    }
+
+    /// Runs `body` in the write transaction of this thread (joining an open batch).
+    func write<R>(_ body: (WriteContext) throws -> R) throws -> R {
+        try checkOpen()
+        if let ctx = WriteContext.current, ctx.database === self { return try body(ctx) }
+        let (result, ctx): (R, WriteContext)
+        do {
+            (result, ctx) = try env.write { txn in
+                let ctx = WriteContext(database: self, txn: txn)
+                let previous = WriteContext.current
+                WriteContext.current = ctx
+                defer { WriteContext.current = previous }
+                let r = try body(ctx)
+                try ctx.finish()
+                return (r, ctx)
+            }
+        } catch let e as DatabaseError {
+            throw e
+        } catch let e as QueryError {
+            throw e
+        } catch let e as LMDBError {
+            throw DatabaseError.storage(e, "write to '\(path)' failed")
+        }
+        ctx.committed()
+        return result
+    }
+
+    /// Runs `body` in a read snapshot (the open write transaction when called inside a batch).
+    func read<R>(_ body: (Transaction) throws -> R) throws -> R {
+        try checkOpen()
+        if let ctx = WriteContext.current, ctx.database === self { return try body(ctx.txn) }
+        do {
+            return try env.read(body)
+        } catch let e as LMDBError {
+            throw DatabaseError.storage(e, "read from '\(path)' failed")
+        }
+    }
+
+    func checkOpen() throws {
+        if isClosed { throw DatabaseError(.notOpen, "database '\(name)' is closed") }
+    }
+
+    // MARK: - Scopes and collections
+
+    /// The default collection (`_default._default`), which always exists.
+    public func defaultCollection() throws -> Collection {
+        try checkOpen()
+        return Collection(database: self, key: .defaultCollection)
+    }
+
+    /// Creates the collection `name` in `scope` (default `_default`), or returns it if it exists.
+    ///
+    /// - Throws: `.invalidName` if a name breaks the rules of SPEC §1.3.
+    @discardableResult
+    public func createCollection(name: String, scope: String? = nil) throws -> Collection {
+        let key = try CollectionKey(scope: scope ?? CollectionKey.defaultName, name: name, validate: true)
+        if catalog.withLock({ $0.collections[key] != nil }) { return Collection(database: self, key: key) }
+        try write { ctx in
+            if ctx.catalog.collections[key] != nil { return }
+            try ctx.createCollection(key)
+        }
+        return Collection(database: self, key: key)
+    }
+
+    /// The collection `name` in `scope`, or nil if it does not exist.
+    public func collection(name: String, scope: String? = nil) throws -> Collection? {
+        try checkOpen()
+        let key = CollectionKey(unchecked: scope ?? CollectionKey.defaultName, name)
+        return catalog.withLock { $0.collections[key] != nil } ? Collection(database: self, key: key) : nil
+    }
+
+    /// The collections of `scope` (default `_default`), sorted by name.
+    public func collections(scope: String? = nil) throws -> [Collection] {
+        try checkOpen()
+        let s = scope ?? CollectionKey.defaultName
+        let keys = catalog.withLock { $0.collections.keys.filter { $0.scope == s } }
+        return keys.sorted { $0.name < $1.name }.map { Collection(database: self, key: $0) }
+    }
+
+    /// Deletes a collection with its documents and indexes. The default collection cannot be deleted.
+    public func deleteCollection(name: String, scope: String? = nil) throws {
+        let key = CollectionKey(unchecked: scope ?? CollectionKey.defaultName, name)
+        if key == .defaultCollection {
+            throw DatabaseError(.invalidName, "the default collection cannot be deleted")
+        }
+        try write { ctx in
+            guard ctx.catalog.collections[key] != nil else { return }
+            try ctx.deleteCollection(key)
+        }
+    }
+
+    /// The scopes that hold at least one collection (`_default` always), sorted by name.
+    public func scopes() throws -> [Scope] {
+        try checkOpen()
+        let names = catalog.withLock { Set($0.collections.keys.map(\.scope)) }
+        return names.union([CollectionKey.defaultName]).sorted().map { Scope(database: self, name: $0) }
+    }
+
+    /// The scope `name`, or nil if it has no collection.
+    public func scope(name: String) throws -> Scope? {
+        try scopes().first { $0.name == name }
+    }
+
+    /// Bytes of the data file in use.
+    public var fileSize: Int { env.usedBytes }
+}
+
+/// A namespace of collections.
+public struct Scope: Sendable {
+    /// The database.
+    public let database: Database
+    /// The scope name.
+    public let name: String
+
+    /// The collections of this scope.
+    public func collections() throws -> [Collection] { try database.collections(scope: name) }
+    /// The collection `name` of this scope, or nil.
+    public func collection(name: String) throws -> Collection? { try database.collection(name: name, scope: self.name) }
+}

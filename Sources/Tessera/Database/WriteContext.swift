@@ -1,0 +1,130 @@
+import LMDB
+
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// The state of one write transaction: the LMDB transaction, counters to persist at the end
+/// (per-collection sequence and live-document count) and catalogue changes to publish once
+/// it commits. Bound to the thread running the transaction, so that saves inside
+/// `inBatch { }` join the batch.
+final class WriteContext {
+    let database: Database
+    let txn: Transaction
+    /// The catalogue as this transaction sees it (published on commit).
+    var catalog: Catalog
+    private var catalogChanged = false
+    private var sequences: [CollectionKey: UInt64] = [:]
+    private var countDeltas: [CollectionKey: Int] = [:]
+    /// Work to run after commit (updating documents' metadata in memory).
+    var afterCommit: [() -> Void] = []
+
+    init(database: Database, txn: Transaction) {
+        self.database = database
+        self.txn = txn
+        self.catalog = database.catalog.withLock { $0 }
+    }
+
+    /// The collection's store as this transaction sees it.
+    func store(_ key: CollectionKey) throws -> CollectionStore {
+        guard let s = catalog.collections[key] else {
+            throw DatabaseError(.notFound, "collection '\(key)' does not exist (deleted?)")
+        }
+        return s
+    }
+
+    /// The next sequence number of a collection: strictly increasing, never reused (purges included).
+    func nextSequence(_ key: CollectionKey) throws -> UInt64 {
+        var current: UInt64
+        if let s = sequences[key] {
+            current = s
+        } else {
+            current = try WriteContext.readCounter(txn: txn, meta: database.metaTable, name: "seq:" + key.fullName)
+        }
+        current += 1
+        sequences[key] = current
+        return current
+    }
+
+    func adjustCount(_ key: CollectionKey, by delta: Int) {
+        countDeltas[key, default: 0] += delta
+    }
+
+    static func readCounter(txn: Transaction, meta: Table, name: String) throws -> UInt64 {
+        guard let raw = try txn.get(meta, key: name), raw.count == 8 else { return 0 }
+        return UInt64(littleEndian: raw.loadUnaligned(as: UInt64.self))
+    }
+
+    func createCollection(_ key: CollectionKey) throws {
+        catalog.collections[key] = try Catalog.openCollection(key, txn: txn, definitions: [])
+        catalogChanged = true
+    }
+
+    func deleteCollection(_ key: CollectionKey) throws {
+        guard let store = catalog.collections[key] else { return }
+        try txn.drop(store.docs, delete: true)
+        try txn.drop(store.bySequence, delete: true)
+        for index in store.indexes { try index.drop(txn: txn) }
+        catalog.collections[key] = nil
+        catalog.indexDefinitions[key] = nil
+        let meta = database.metaTable
+        try txn.delete(meta, key: Array(("seq:" + key.fullName).utf8))
+        try txn.delete(meta, key: Array(("count:" + key.fullName).utf8))
+        sequences[key] = nil
+        countDeltas[key] = nil
+        catalogChanged = true
+    }
+
+    /// Replaces a collection's store (index list changes).
+    func replaceStore(_ store: CollectionStore, definitions: [IndexDefinition]) {
+        catalog.collections[store.key] = store
+        catalog.indexDefinitions[store.key] = definitions.isEmpty ? nil : definitions
+        catalogChanged = true
+    }
+
+    /// Writes counters and catalogue; called just before commit.
+    func finish() throws {
+        let meta = database.metaTable
+        for (key, seq) in sequences {
+            try txn.put(meta, key: Array(("seq:" + key.fullName).utf8), value: withUnsafeBytes(of: seq.littleEndian) { Array($0) })
+        }
+        for (key, delta) in countDeltas where delta != 0 {
+            let name = "count:" + key.fullName
+            let current = Int64(bitPattern: try WriteContext.readCounter(txn: txn, meta: meta, name: name))
+            let next = UInt64(bitPattern: current + Int64(delta))
+            try txn.put(meta, key: Array(name.utf8), value: withUnsafeBytes(of: next.littleEndian) { Array($0) })
+        }
+        if catalogChanged { try catalog.save(txn: txn, meta: meta) }
+    }
+
+    /// Publishes the catalogue and runs after-commit work; called once the commit succeeded.
+    func committed() {
+        if catalogChanged {
+            let c = catalog
+            database.catalog.withLock { $0 = c }
+        }
+        for f in afterCommit { f() }
+    }
+
+    // MARK: - Thread binding
+
+    private static let key: pthread_key_t = {
+        var k = pthread_key_t()
+        pthread_key_create(&k, nil)
+        return k
+    }()
+
+    /// The write context of the calling thread, if it is inside a write transaction.
+    static var current: WriteContext? {
+        get {
+            guard let p = pthread_getspecific(key) else { return nil }
+            return Unmanaged<WriteContext>.fromOpaque(p).takeUnretainedValue()
+        }
+        set {
+            if let old = pthread_getspecific(key) { Unmanaged<WriteContext>.fromOpaque(old).release() }
+            pthread_setspecific(key, newValue.map { Unmanaged.passRetained($0).toOpaque() })
+        }
+    }
+}

@@ -1,0 +1,96 @@
+import Testing
+import LMDB
+#if canImport(Glibc)
+import Glibc
+#endif
+
+@Suite("LMDB wrapper")
+struct EnvironmentTests {
+    func tempDir() -> String {
+        var t = Array("/tmp/lmdbtest-XXXXXX".utf8CString)
+        _ = t.withUnsafeMutableBufferPointer { mkdtemp($0.baseAddress!) }
+        return String(cString: t.withUnsafeBufferPointer { $0.baseAddress! })
+    }
+
+    @Test func putGetCursorAndGrowth() throws {
+        let dir = tempDir()
+        var opts = Environment.Options()
+        opts.initialMapSize = 64 << 10 // tiny: forces many growths
+        let env = try Environment(path: dir, options: opts)
+        defer { env.close() }
+        let t = try #require(try env.openTable("t"))
+        // 20,000 puts of 100 bytes ≈ 2 MB of data through a 64 KiB initial map.
+        for batch in 0..<20 {
+            try env.write { txn in
+                for i in 0..<1000 {
+                    let k = Array("k\(String(format: batch * 1000 + i))".utf8)
+                    try txn.put(t, key: k, value: [UInt8](repeating: UInt8(i & 0xFF), count: 100))
+                }
+            }
+        }
+        #expect(env.currentMapSize > 64 << 10)
+        try env.read { txn in
+            #expect(try txn.count(t) == 20_000)
+            #expect(try txn.get(t, key: Array("k00042".utf8))?.count == 100)
+            #expect(try txn.get(t, key: Array("nope".utf8)) == nil)
+            var n = 0
+            try txn.withCursor(t) { c in
+                try c.forEach(prefix: Array("k0001".utf8)) { _, _ in n += 1; return true }
+            }
+            #expect(n == 10)
+            var range: [String] = []
+            try txn.withCursor(t) { c in
+                try c.forEach(from: Array("k00100".utf8), to: Array("k00103".utf8)) { k, _ in
+                    range.append(String(decoding: k, as: UTF8.self)); return true
+                }
+            }
+            #expect(range == ["k00100", "k00101", "k00102"])
+        }
+    }
+
+    @Test func maxMapSizeFailsCleanly() throws {
+        let dir = tempDir()
+        var opts = Environment.Options()
+        opts.initialMapSize = 64 << 10
+        opts.maxMapSize = 256 << 10
+        let env = try Environment(path: dir, options: opts)
+        defer { env.close() }
+        let t = try #require(try env.openTable("t"))
+        #expect(throws: LMDBError.self) {
+            try env.write { txn in
+                for i in 0..<10_000 { try txn.put(t, key: Array("key\(i)".utf8), value: [UInt8](repeating: 1, count: 200)) }
+            }
+        }
+        // Still usable afterwards.
+        try env.write { txn in _ = try txn.put(t, key: Array("small".utf8), value: [1]) }
+        try env.read { txn in let v = try txn.get(t, key: Array("small".utf8)); #expect(v != nil) }
+    }
+
+    @Test func abortOnThrow() throws {
+        let env = try Environment(path: tempDir())
+        defer { env.close() }
+        let t = try #require(try env.openTable("t"))
+        struct Boom: Error {}
+        #expect(throws: Boom.self) {
+            try env.write { txn in
+                try txn.put(t, key: [1], value: [1])
+                throw Boom()
+            }
+        }
+        try env.read { txn in let v = try txn.get(t, key: [1]); #expect(v == nil) }
+    }
+
+    @Test func fileModeIs0600() throws {
+        let dir = tempDir()
+        let env = try Environment(path: dir)
+        env.close()
+        var st = stat()
+        #expect(stat(dir + "/data.mdb", &st) == 0)
+        #expect(st.st_mode & 0o777 == 0o600)
+    }
+}
+
+private func String(format n: Int) -> String {
+    let s = Swift.String(n)
+    return Swift.String(repeating: "0", count: max(0, 5 - s.count)) + s
+}
