@@ -1,0 +1,62 @@
+import LMDB
+
+/// What one data source currently holds while a row is being evaluated.
+struct SourceSlot {
+    enum State: UInt8 { case absent, document, element }
+    var state: State = .absent
+    /// The document ID bytes (in LMDB memory, valid for the read transaction).
+    var id: UnsafeRawBufferPointer = UnsafeRawBufferPointer(start: nil, count: 0)
+    /// The document header.
+    var record: DocumentRecord?
+    /// The document body, read in place.
+    var body: BinaryValue?
+    /// The current UNNEST element.
+    var element: Value = .missing
+    /// The full-text relevance of the current document (when a MATCH drives this source).
+    var rank: Double = 0
+    /// True when a MATCH drives this source and the current document matched.
+    var matched = false
+
+    var idString: String { String(decoding: id, as: UTF8.self) }
+
+    /// The whole value of the source: the body (decoded) or the element.
+    var wholeValue: Value {
+        switch state {
+        case .absent: return .missing
+        case .document: return body?.toValue() ?? .missing
+        case .element: return element
+        }
+    }
+
+    /// A path inside the source's value, read in place for documents.
+    @inline(__always)
+    func value(at path: [PathComponent]) -> Value {
+        switch state {
+        case .absent: return .missing
+        case .document:
+            guard let body else { return .missing }
+            return path.isEmpty ? body.toValue() : body.value(at: path)
+        case .element: return path.isEmpty ? element : element.value(at: path)
+        }
+    }
+}
+
+/// Per-execution state shared by all compiled expressions of a query.
+final class ExecContext {
+    var slots: [SourceSlot]
+    var variables: [Value]
+    var aggregateValues: [Value]
+    let parameters: [String: Value]
+    let txn: Transaction
+
+    init(sourceCount: Int, variableCount: Int, aggregateCount: Int, parameters: [String: Value], txn: Transaction) {
+        slots = Array(repeating: SourceSlot(), count: sourceCount)
+        variables = Array(repeating: .missing, count: variableCount)
+        aggregateValues = Array(repeating: .missing, count: aggregateCount)
+        self.parameters = parameters
+        self.txn = txn
+    }
+}
+
+/// A compiled expression: evaluates against the context's current row.
+typealias Evaluator = (ExecContext) -> Value

@@ -1,0 +1,300 @@
+import LMDB
+
+/// Runs a `QueryPlan` in one read transaction and produces projected rows.
+///
+/// Sources are joined by nested loops in plan order (each level an access path: a scan,
+/// an index lookup, an UNNEST); WHERE terms run at the first level where their sources
+/// are bound. Above the joins: grouping and aggregates, HAVING, projection, DISTINCT,
+/// ORDER BY (a full sort, or a bounded heap with LIMIT) and OFFSET/LIMIT. Without
+/// grouping, DISTINCT or sorting, rows stream one at a time.
+final class Executor {
+    let plan: QueryPlan
+    let ctx: ExecContext
+    private let levels: [RowSource]
+    private let onConditions: [Evaluator?]
+    private let filters: [[Evaluator]]
+    private let leftOuter: [Bool]
+    private var matchedAny: [Bool]
+    private var started = false
+    private var exhausted = false
+
+    private let columns: [ColumnEvaluator]
+    private let orderKeys: [(Evaluator, Collation, Bool)]
+    private let aggregateArgs: [[Evaluator]]
+    private let groupKeys: [Evaluator]
+    private let having: Evaluator?
+
+    // Streaming state.
+    private var buffered: [[Value]]?
+    private var bufferPosition = 0
+    private var emitted = 0
+    private var skipped = 0
+    private let limit: Int?
+    private let offset: Int
+
+    enum ColumnEvaluator {
+        case expression(Evaluator)
+        case star(Int)
+    }
+
+    init(plan: QueryPlan, txn: Transaction, parameters: [String: Value], sourceFactory: (SourcePlan, Int) throws -> RowSource) throws {
+        self.plan = plan
+        let q = plan.query
+        ctx = ExecContext(sourceCount: q.sources.count, variableCount: q.variableCount, aggregateCount: q.aggregates.count,
+                          parameters: parameters, txn: txn)
+        var lv: [RowSource] = []
+        var ons: [Evaluator?] = []
+        var fs: [[Evaluator]] = []
+        var lo: [Bool] = []
+        for (i, sp) in plan.sources.enumerated() {
+            lv.append(try sourceFactory(sp, i))
+            ons.append(sp.source.on.map { ExpressionCompiler.compile($0) })
+            fs.append(sp.filter.map { ExpressionCompiler.compile($0) })
+            lo.append(sp.source.join == .leftOuter)
+        }
+        levels = lv
+        onConditions = ons
+        filters = fs
+        leftOuter = lo
+        matchedAny = Array(repeating: false, count: lv.count)
+        columns = q.columns.map { col in
+            switch col.kind {
+            case .expression(let e): return .expression(ExpressionCompiler.compile(e))
+            case .star(let s): return .star(s ?? 0)
+            }
+        }
+        orderKeys = q.orderBy.map { t in
+            var collation = Collation.binary
+            if case .collate(_, let c) = t.expr { collation = c }
+            return (ExpressionCompiler.compile(t.expr), collation, t.descending)
+        }
+        aggregateArgs = q.aggregates.map { $0.args.map { ExpressionCompiler.compile($0) } }
+        groupKeys = q.groupBy.map { ExpressionCompiler.compile($0) }
+        having = q.having.map { ExpressionCompiler.compile($0) }
+        limit = plan.limit
+        offset = plan.offset
+    }
+
+    func close() {
+        for l in levels { l.close() }
+    }
+
+    // MARK: - Joined rows
+
+    private func passes(_ fs: [Evaluator]) -> Bool {
+        for f in fs where Semantics.truth(f(ctx)) != .true { return false }
+        return true
+    }
+
+    /// Advances level `k` to its next row that satisfies ON and the level's filters.
+    private func advance(_ k: Int) throws -> Bool {
+        let source = levels[k]
+        while true {
+            if try !source.next(ctx) {
+                if leftOuter[k] && !matchedAny[k] {
+                    matchedAny[k] = true
+                    ctx.slots[k] = SourceSlot()
+                    if passes(filters[k]) { return true }
+                }
+                return false
+            }
+            if let on = onConditions[k], Semantics.truth(on(ctx)) != .true { continue }
+            matchedAny[k] = true
+            if passes(filters[k]) { return true }
+        }
+    }
+
+    /// Moves to the next complete joined row; false when there are no more.
+    func nextJoinedRow() throws -> Bool {
+        if exhausted { return false }
+        let n = levels.count
+        var k: Int
+        if !started {
+            started = true
+            k = 0
+            try levels[0].reset(ctx)
+            matchedAny[0] = false
+        } else {
+            k = n - 1
+        }
+        while k >= 0 {
+            if try advance(k) {
+                if k == n - 1 { return true }
+                k += 1
+                try levels[k].reset(ctx)
+                matchedAny[k] = false
+            } else {
+                k -= 1
+            }
+        }
+        exhausted = true
+        return false
+    }
+
+    // MARK: - Output rows
+
+    private var streams: Bool {
+        !plan.query.isAggregating && !plan.query.distinct && (plan.sort == .none)
+    }
+
+    private func project() -> [Value] {
+        var row: [Value] = []
+        row.reserveCapacity(columns.count)
+        for c in columns {
+            switch c {
+            case .expression(let f): row.append(f(ctx))
+            case .star(let s): row.append(ctx.slots[s].wholeValue)
+            }
+        }
+        return row
+    }
+
+    /// The next output row (column values in column order), or nil at the end.
+    func nextRow() throws -> [Value]? {
+        if let limit, emitted >= limit { return nil }
+        if streams {
+            while try nextJoinedRow() {
+                if skipped < offset { skipped += 1; continue }
+                emitted += 1
+                return project()
+            }
+            return nil
+        }
+        if buffered == nil { buffered = try materialize() }
+        guard bufferPosition < buffered!.count else { return nil }
+        defer { bufferPosition += 1 }
+        emitted += 1
+        return buffered![bufferPosition]
+    }
+
+    private struct Candidate {
+        var row: [Value]
+        var keys: [Value]
+        var ordinal: Int
+    }
+
+    private func sortKeys() -> [Value] { orderKeys.map { $0.0(ctx) } }
+
+    private func less(_ a: Candidate, _ b: Candidate) -> Bool {
+        for (i, k) in orderKeys.enumerated() {
+            var c = Value.compare(a.keys[i], b.keys[i], collation: k.1)
+            if k.2 { c = -c }
+            if c != 0 { return c < 0 }
+        }
+        return a.ordinal < b.ordinal
+    }
+
+    /// Runs the whole pipeline above the joins and returns the final rows.
+    private func materialize() throws -> [[Value]] {
+        var candidates: [Candidate] = []
+        var heap = BoundedHeap<Candidate>(capacity: 0, less: { _, _ in false })
+        let topK: Int? = { if case .topK(let n) = plan.sort, !plan.query.distinct { return n } else { return nil } }()
+        if let topK { heap = BoundedHeap(capacity: topK, less: { [unowned self] in self.less($0, $1) }) }
+        var ordinal = 0
+        var seen = Set<[Value]>()
+
+        func accept(_ row: [Value]) {
+            if plan.query.distinct {
+                if !seen.insert(row).inserted { return }
+            }
+            let c = Candidate(row: row, keys: orderKeys.isEmpty ? [] : sortKeys(), ordinal: ordinal)
+            ordinal += 1
+            if topK != nil { heap.insert(c) } else { candidates.append(c) }
+        }
+
+        if plan.query.isAggregating {
+            var groups: [[Value]: Int] = [:]
+            var states: [(slots: [SourceSlot], aggregates: [AggregateState])] = []
+            let calls = plan.query.aggregates
+            while try nextJoinedRow() {
+                let key = groupKeys.map { $0(ctx) }
+                let gi: Int
+                if let g = groups[key] {
+                    gi = g
+                } else {
+                    gi = states.count
+                    groups[key] = gi
+                    states.append((ctx.slots, calls.map { AggregateState(function: $0.name, countStar: $0.args.isEmpty) }))
+                }
+                for (i, args) in aggregateArgs.enumerated() {
+                    states[gi].aggregates[i].add(args.isEmpty ? .bool(true) : args[0](ctx))
+                }
+            }
+            if states.isEmpty && groupKeys.isEmpty {
+                // An aggregate query without GROUP BY returns one row even on empty input.
+                states.append((Array(repeating: SourceSlot(), count: ctx.slots.count),
+                               calls.map { AggregateState(function: $0.name, countStar: $0.args.isEmpty) }))
+            }
+            for g in states {
+                ctx.slots = g.slots
+                for (i, a) in g.aggregates.enumerated() { ctx.aggregateValues[i] = a.result() }
+                if let having, Semantics.truth(having(ctx)) != .true { continue }
+                accept(project())
+            }
+        } else {
+            while try nextJoinedRow() { accept(project()) }
+        }
+
+        var ordered: [Candidate]
+        if topK != nil {
+            ordered = heap.sortedElements()
+        } else {
+            ordered = candidates
+            if !orderKeys.isEmpty { ordered.sort(by: less) }
+        }
+        let start = min(offset, ordered.count)
+        var rows = ordered[start...].map(\.row)
+        if let limit, rows.count > limit { rows = Array(rows.prefix(limit)) }
+        // OFFSET/LIMIT were applied here; nextRow must not apply them again.
+        emitted = 0
+        return rows
+    }
+}
+
+/// Keeps the `capacity` smallest elements seen (by `less`), for ORDER BY + LIMIT.
+struct BoundedHeap<Element> {
+    let capacity: Int
+    let less: (Element, Element) -> Bool
+    private var items: [Element] = [] // a max-heap: items[0] is the largest kept
+
+    init(capacity: Int, less: @escaping (Element, Element) -> Bool) {
+        self.capacity = capacity
+        self.less = less
+        items.reserveCapacity(min(capacity, 1 << 16))
+    }
+
+    mutating func insert(_ e: Element) {
+        if capacity <= 0 { return }
+        if items.count < capacity {
+            items.append(e)
+            siftUp(items.count - 1)
+        } else if less(e, items[0]) {
+            items[0] = e
+            siftDown(0)
+        }
+    }
+
+    private mutating func siftUp(_ i: Int) {
+        var c = i
+        while c > 0 {
+            let p = (c - 1) / 2
+            if less(items[p], items[c]) { items.swapAt(p, c); c = p } else { return }
+        }
+    }
+
+    private mutating func siftDown(_ i: Int) {
+        var p = i
+        let n = items.count
+        while true {
+            let l = 2 * p + 1, r = l + 1
+            var m = p
+            if l < n && less(items[m], items[l]) { m = l }
+            if r < n && less(items[m], items[r]) { m = r }
+            if m == p { return }
+            items.swapAt(p, m)
+            p = m
+        }
+    }
+
+    func sortedElements() -> [Element] { items.sorted(by: less) }
+}

@@ -1,0 +1,244 @@
+// Compiles `BoundExpr` trees into closures, once per query. The active collation (from
+// COLLATE suffixes) is decided here, at compile time, and captured by the closures.
+
+enum ExpressionCompiler {
+    /// Compiles `e` under the collation `c` (binary unless a COLLATE says otherwise).
+    static func compile(_ e: BoundExpr, collation c: Collation = .binary) -> Evaluator {
+        switch e {
+        case .literal(let v):
+            return { _ in v }
+
+        case .parameter(let name):
+            return { ctx in ctx.parameters[name] ?? .missing }
+
+        case .sourcePath(let slot, let path):
+            if path.isEmpty { return { ctx in ctx.slots[slot].wholeValue } }
+            return { ctx in ctx.slots[slot].value(at: path) }
+
+        case .variablePath(let slot, let path):
+            if path.isEmpty { return { ctx in ctx.variables[slot] } }
+            return { ctx in ctx.variables[slot].value(at: path) }
+
+        case .meta(let slot, let key):
+            return { ctx in metaValue(ctx.slots[slot], key) }
+
+        case .member(let base, let path):
+            let b = compile(base, collation: c)
+            return { ctx in b(ctx).value(at: path) }
+
+        case .array(let elements):
+            let es = elements.map { compile($0, collation: c) }
+            return { ctx in
+                var out: [Value] = []
+                out.reserveCapacity(es.count)
+                for f in es {
+                    let v = f(ctx)
+                    if !v.isMissing { out.append(v) }
+                }
+                return .array(out)
+            }
+
+        case .object(let members):
+            let ms = members.map { ($0.key, compile($0.value, collation: c)) }
+            return { ctx in
+                var out: [String: Value] = [:]
+                for (k, f) in ms {
+                    let v = f(ctx)
+                    if !v.isMissing { out[k] = v }
+                }
+                return .object(out)
+            }
+
+        case .unary(let op, let a):
+            let f = compile(a, collation: c)
+            switch op {
+            case .not: return { ctx in Semantics.not(Semantics.truth(f(ctx))).value }
+            case .negate: return { ctx in Semantics.negate(f(ctx)) }
+            case .plus:
+                return { ctx in
+                    let v = f(ctx)
+                    return v.isMissing ? .missing : (v.isNumber ? v : .null)
+                }
+            }
+
+        case .binary(let op, let a, let b):
+            return compileBinary(op, a, b, c)
+
+        case .like(let a, let p, let negated):
+            let fa = compile(a, collation: c), fp = compile(p, collation: c)
+            return { ctx in
+                let r = Semantics.like(fa(ctx), fp(ctx), c)
+                if negated, case .bool(let x) = r { return .bool(!x) }
+                return r
+            }
+
+        case .between(let a, let lo, let hi, let negated):
+            let fa = compile(a, collation: c), fl = compile(lo, collation: c), fh = compile(hi, collation: c)
+            return { ctx in
+                let v = fa(ctx)
+                let t = Semantics.and(Semantics.truth(Semantics.relational(.greaterOrEqual, v, fl(ctx), c)),
+                                      Semantics.truth(Semantics.relational(.lessOrEqual, v, fh(ctx), c)))
+                return (negated ? Semantics.not(t) : t).value
+            }
+
+        case .inList(let a, let list, let negated):
+            let fa = compile(a, collation: c)
+            let fs = list.map { compile($0, collation: c) }
+            return { ctx in
+                let x = fa(ctx)
+                let t = Semantics.inList(x, fs.map { $0(ctx) }, c)
+                return (negated ? Semantics.not(t) : t).value
+            }
+
+        case .inArray(let a, let arr, let negated):
+            let fa = compile(a, collation: c), fr = compile(arr, collation: c)
+            return { ctx in
+                let x = fa(ctx), r = fr(ctx)
+                let t: Truth
+                switch r {
+                case .missing: t = .missing
+                case .null: return .null
+                case .array(let list): t = Semantics.inList(x, list, c)
+                default: t = x.isMissing ? .missing : .false
+                }
+                return (negated ? Semantics.not(t) : t).value
+            }
+
+        case .test(let a, let kind, let negated):
+            let f = compile(a, collation: c)
+            return { ctx in Semantics.test(f(ctx), kind, negated: negated) }
+
+        case .call(let name, let args):
+            guard let def = FunctionRegistry.lookup(name) else { return { _ in .null } }
+            let fs = args.map { compile($0, collation: c) }
+            let fctx = FunctionContext(collation: c)
+            let eval = def.evaluate
+            switch fs.count {
+            case 0: return { _ in eval([], fctx) }
+            case 1:
+                let f0 = fs[0]
+                return { ctx in eval([f0(ctx)], fctx) }
+            case 2:
+                let f0 = fs[0], f1 = fs[1]
+                return { ctx in eval([f0(ctx), f1(ctx)], fctx) }
+            default:
+                return { ctx in eval(fs.map { $0(ctx) }, fctx) }
+            }
+
+        case .aggregate(let slot):
+            return { ctx in ctx.aggregateValues[slot] }
+
+        case .caseWhen(let operand, let whens, let els):
+            let fo = operand.map { compile($0, collation: c) }
+            let fw = whens.map { (compile($0.when, collation: c), compile($0.then, collation: c)) }
+            let fe = els.map { compile($0, collation: c) }
+            if let fo {
+                return { ctx in
+                    let x = fo(ctx)
+                    for (w, t) in fw where Semantics.truth(Semantics.equals(x, w(ctx), c)) == .true { return t(ctx) }
+                    return fe?(ctx) ?? .null
+                }
+            }
+            return { ctx in
+                for (w, t) in fw where Semantics.truth(w(ctx)) == .true { return t(ctx) }
+                return fe?(ctx) ?? .null
+            }
+
+        case .quantified(let q, let slot, let arr, let pred):
+            let fa = compile(arr, collation: c), fp = compile(pred, collation: c)
+            return { ctx in
+                let a = fa(ctx)
+                let elements: [Value]
+                switch a {
+                case .missing: return .missing
+                case .null: return .null
+                case .array(let x): elements = x
+                default: elements = []
+                }
+                let saved = ctx.variables[slot]
+                defer { ctx.variables[slot] = saved }
+                switch q {
+                case .any:
+                    for e in elements {
+                        ctx.variables[slot] = e
+                        if Semantics.truth(fp(ctx)) == .true { return .bool(true) }
+                    }
+                    return .bool(false)
+                case .every, .anyAndEvery:
+                    if q == .anyAndEvery && elements.isEmpty { return .bool(false) }
+                    for e in elements {
+                        ctx.variables[slot] = e
+                        if Semantics.truth(fp(ctx)) == .false { return .bool(false) }
+                    }
+                    return .bool(true)
+                }
+            }
+
+        case .collate(let inner, let collation):
+            return compile(inner, collation: collation)
+
+        case .match(let slot, _, _):
+            return { ctx in .bool(ctx.slots[slot].matched) }
+
+        case .rank(let slot, _):
+            return { ctx in .double(ctx.slots[slot].rank) }
+        }
+    }
+
+    private static func compileBinary(_ op: BinaryOperator, _ a: BoundExpr, _ b: BoundExpr, _ c: Collation) -> Evaluator {
+        let fa = compile(a, collation: c), fb = compile(b, collation: c)
+        switch op {
+        case .and:
+            return { ctx in
+                let x = Semantics.truth(fa(ctx))
+                if x == .false { return .bool(false) }
+                return Semantics.and(x, Semantics.truth(fb(ctx))).value
+            }
+        case .or:
+            return { ctx in
+                let x = Semantics.truth(fa(ctx))
+                if x == .true { return .bool(true) }
+                return Semantics.or(x, Semantics.truth(fb(ctx))).value
+            }
+        case .equal:
+            return { ctx in Semantics.equals(fa(ctx), fb(ctx), c) }
+        case .notEqual:
+            return { ctx in
+                let r = Semantics.equals(fa(ctx), fb(ctx), c)
+                if case .bool(let x) = r { return .bool(!x) }
+                return r
+            }
+        case .less, .lessOrEqual, .greater, .greaterOrEqual:
+            return { ctx in Semantics.relational(op, fa(ctx), fb(ctx), c) }
+        case .add, .subtract, .multiply, .divide, .modulo:
+            return { ctx in Semantics.arithmetic(op, fa(ctx), fb(ctx)) }
+        case .concat:
+            return { ctx in concatenate(fa(ctx), fb(ctx)) }
+        case .is, .isNot:
+            // `x IS NULL` / `x IS MISSING` written with a literal right side are the tests.
+            let negated = op == .isNot
+            if case .literal(.null) = b { return compile(.test(a, .null, negated: negated), collation: c) }
+            if case .literal(.missing) = b { return compile(.test(a, .missing, negated: negated), collation: c) }
+            return { ctx in .bool(Semantics.isOperator(fa(ctx), fb(ctx), c) != negated) }
+        }
+    }
+
+    /// `meta(src)` / `meta(src).key` of a slot.
+    static func metaValue(_ s: SourceSlot, _ key: MetaKey?) -> Value {
+        guard s.state == .document, let r = s.record else { return .missing }
+        switch key {
+        case .id?: return .string(s.idString)
+        case .sequence?: return .int(Int64(bitPattern: r.sequence))
+        case .deleted?: return .bool(r.deleted)
+        case .expiration?: return r.expiration == 0 ? .missing : .int(r.expiration)
+        case .revisionID?: return .string(r.revisionID)
+        case nil:
+            var o: [String: Value] = [
+                "id": .string(s.idString), "sequence": .int(Int64(bitPattern: r.sequence)),
+                "deleted": .bool(r.deleted), "revisionID": .string(r.revisionID),
+            ]
+            if r.expiration != 0 { o["expiration"] = .int(r.expiration) }
+            return .object(o)
+        }
+    }
+}

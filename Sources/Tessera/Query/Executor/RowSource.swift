@@ -1,0 +1,86 @@
+import LMDB
+
+/// Produces the rows of one data source, binding `ctx.slots[slot]` on each `next`.
+/// Subclasses are the access paths; `reset` restarts for a new outer row.
+class RowSource {
+    let slot: Int
+    init(slot: Int) { self.slot = slot }
+    func reset(_ ctx: ExecContext) throws {}
+    func next(_ ctx: ExecContext) throws -> Bool { false }
+    func close() {}
+}
+
+/// A full scan of a collection's documents in ID order (tombstones skipped unless asked for).
+final class CollectionScan: RowSource {
+    let table: Table
+    let includeDeleted: Bool
+    private var cursor: Cursor?
+    private var started = false
+
+    init(slot: Int, table: Table, includeDeleted: Bool) {
+        self.table = table
+        self.includeDeleted = includeDeleted
+        super.init(slot: slot)
+    }
+
+    override func reset(_ ctx: ExecContext) throws {
+        if cursor == nil { cursor = try ctx.txn.openCursor(table) }
+        started = false
+    }
+
+    override func next(_ ctx: ExecContext) throws -> Bool {
+        guard let cursor else { return false }
+        while true {
+            let ok = started ? try cursor.next() : try cursor.first()
+            started = true
+            guard ok else { return false }
+            let v = cursor.value
+            guard let header = DocumentRecord.header(v) else { continue }
+            if header.deleted && !includeDeleted { continue }
+            ctx.slots[slot] = SourceSlot(state: .document, id: cursor.key, record: header,
+                                         body: BinaryValue.root(DocumentRecord.body(v)))
+            return true
+        }
+    }
+
+    override func close() {
+        cursor?.closeCursor()
+        cursor = nil
+    }
+}
+
+/// The elements of an array, for UNNEST: one row per element; non-arrays give none.
+final class UnnestScan: RowSource {
+    let array: Evaluator
+    private var elements: [Value] = []
+    private var position = 0
+
+    init(slot: Int, array: @escaping Evaluator) {
+        self.array = array
+        super.init(slot: slot)
+    }
+
+    override func reset(_ ctx: ExecContext) throws {
+        if case .array(let a) = array(ctx) { elements = a } else { elements = [] }
+        position = 0
+    }
+
+    override func next(_ ctx: ExecContext) throws -> Bool {
+        guard position < elements.count else { return false }
+        ctx.slots[slot] = SourceSlot(state: .element, element: elements[position])
+        position += 1
+        return true
+    }
+}
+
+/// Looks documents up by ID (used by index scans).
+enum DocumentFetch {
+    /// Binds `slot` to document `id`; false if it is absent (or a tombstone and not wanted).
+    @inline(__always)
+    static func bind(_ ctx: ExecContext, slot: Int, table: Table, id: UnsafeRawBufferPointer, includeDeleted: Bool) throws -> Bool {
+        guard let v = try ctx.txn.get(table, key: id), let header = DocumentRecord.header(v) else { return false }
+        if header.deleted && !includeDeleted { return false }
+        ctx.slots[slot] = SourceSlot(state: .document, id: id, record: header, body: BinaryValue.root(DocumentRecord.body(v)))
+        return true
+    }
+}

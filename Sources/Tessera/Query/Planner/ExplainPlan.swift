@@ -1,0 +1,184 @@
+/// A query plan as data (`Query.explainPlan()`), and its text form (`Query.explain()`).
+public struct ExplainPlan: Sendable, CustomStringConvertible {
+    /// How a source's rows are found.
+    public enum Access: String, Sendable {
+        /// Every document of the collection.
+        case fullScan
+        /// Point lookups in a value index (`=` / `IN`).
+        case indexLookup
+        /// A range or ordered scan of a value index.
+        case indexScan
+        /// A scan of an array index for an UNNEST chain.
+        case arrayIndexScan
+        /// Postings of a full-text index (`MATCH`).
+        case fullText
+        /// The elements of an array (UNNEST without index).
+        case unnest
+        /// Rows bound by an array-index scan of a later source.
+        case boundByArrayIndex
+    }
+
+    /// One source, in join order.
+    public struct Source: Sendable {
+        /// The alias the query uses.
+        public var alias: String
+        /// `scope.collection`, nil for UNNEST.
+        public var collection: String?
+        /// JOIN kind, nil for FROM and UNNEST.
+        public var join: String?
+        /// The access path.
+        public var access: Access
+        /// The index used, if any.
+        public var index: String?
+        /// The key points or range, as text (`city=?`, `price>? AND price<?`).
+        public var keyRange: String?
+        /// The index covers the query: documents are not read.
+        public var covering: Bool
+        /// Conditions still checked on each row of this source.
+        public var filter: String?
+    }
+
+    /// Sources in join order.
+    public var sources: [Source]
+    /// `none` (no ORDER BY or index order), `full`, or `topK(n)`.
+    public var sort: String
+    /// Grouping: nil, or the GROUP BY keys as text (`(aggregate)` without GROUP BY).
+    public var grouping: String?
+    /// SELECT DISTINCT.
+    public var distinct: Bool
+    /// LIMIT, when constant.
+    public var limit: Int?
+    /// OFFSET.
+    public var offset: Int
+
+    /// Names of every index the plan uses.
+    public var indexesUsed: [String] { sources.compactMap(\.index) }
+
+    init(_ plan: QueryPlan) {
+        let q = plan.query
+        let printer = BoundExprPrinter(sources: q.sources)
+        sources = plan.sources.map { sp in
+            var s = Source(alias: sp.source.alias, collection: sp.source.collectionKey?.fullName, join: sp.source.join?.rawValue,
+                           access: .fullScan, index: nil, keyRange: nil, covering: false,
+                           filter: sp.filter.isEmpty ? nil : sp.filter.map { printer.print($0) }.joined(separator: " AND "))
+            switch sp.access {
+            case .fullScan: s.access = .fullScan
+            case .unnest: s.access = .unnest
+            case .indexScan(let scan):
+                let isArray = scan.index.definition.type == .array
+                s.access = isArray ? .arrayIndexScan : (scan.describedPredicates.contains("=?") && !scan.describedPredicates.contains(">") && !scan.describedPredicates.contains("<") ? .indexLookup : .indexScan)
+                s.index = scan.index.definition.name
+                s.keyRange = scan.describedPredicates.isEmpty ? nil : scan.describedPredicates
+                s.covering = scan.covering
+            case .fullText(let ft):
+                s.access = .fullText
+                s.index = ft.indexName
+            }
+            return s
+        }
+        // Sources bound by an array-index scan of a later UNNEST.
+        for sp in plan.sources {
+            if case .indexScan(let scan) = sp.access {
+                for i in scan.arraySources where i != sp.source.index { sources[i].access = .boundByArrayIndex }
+            }
+        }
+        switch plan.sort {
+        case .none: sort = "none"
+        case .full: sort = "full"
+        case .topK(let n): sort = "topK(\(n))"
+        }
+        if !q.groupBy.isEmpty {
+            grouping = q.groupBy.map { printer.print($0) }.joined(separator: ", ")
+        } else if !q.aggregates.isEmpty {
+            grouping = "(aggregate)"
+        }
+        distinct = q.distinct
+        limit = plan.limit
+        offset = plan.offset
+    }
+
+    /// The plan in SQLite's EXPLAIN QUERY PLAN vocabulary, one line per step.
+    public var text: String {
+        var lines: [String] = []
+        for s in sources {
+            var line: String
+            switch s.access {
+            case .fullScan: line = "SCAN \(s.alias)"
+            case .unnest: line = "SCAN \(s.alias) (UNNEST fl_each)"
+            case .boundByArrayIndex: line = "SCAN \(s.alias) (UNNEST bound by array index)"
+            case .indexLookup, .indexScan:
+                let kind = s.covering ? "COVERING INDEX" : "INDEX"
+                if let r = s.keyRange {
+                    line = "SEARCH \(s.alias) USING \(kind) \(s.index!) (\(r))"
+                } else {
+                    line = "SCAN \(s.alias) USING \(kind) \(s.index!)"
+                }
+            case .arrayIndexScan:
+                line = "SEARCH \(s.alias) USING ARRAY INDEX \(s.index!)" + (s.keyRange.map { " (\($0))" } ?? "")
+            case .fullText:
+                line = "SEARCH \(s.alias) USING FULL-TEXT INDEX \(s.index!) (MATCH \(s.index!))"
+            }
+            if let j = s.join { line = "\(j) " + line }
+            lines.append(line)
+            if let f = s.filter { lines.append("  FILTER \(f)") }
+        }
+        if grouping != nil { lines.append("USE TEMP B-TREE FOR GROUP BY") }
+        if distinct { lines.append("USE TEMP B-TREE FOR DISTINCT") }
+        switch sort {
+        case "none": break
+        case "full": lines.append("USE TEMP B-TREE FOR ORDER BY")
+        default: lines.append("USE TEMP B-TREE FOR ORDER BY (\(sort))")
+        }
+        if let limit { lines.append("LIMIT \(limit)" + (offset > 0 ? " OFFSET \(offset)" : "")) } else if offset > 0 { lines.append("OFFSET \(offset)") }
+        return lines.joined(separator: "\n")
+    }
+
+    /// Same as `text`.
+    public var description: String { text }
+}
+
+/// Prints bound expressions back as SQL++-like text (aliases restored) for EXPLAIN.
+struct BoundExprPrinter {
+    let sources: [SourceInfo]
+
+    func path(_ comps: [PathComponent]) -> String {
+        var out = ""
+        for c in comps {
+            switch c {
+            case .key(let k): out += "." + k
+            case .index(let i): out += "[\(i)]"
+            }
+        }
+        return out
+    }
+
+    func print(_ e: BoundExpr) -> String {
+        switch e {
+        case .literal(let v): return v.isMissing ? "MISSING" : (v.stringValue.map { "'" + $0.split(separator: "'", omittingEmptySubsequences: false).joined(separator: "''") + "'" } ?? v.description)
+        case .parameter(let n): return "$" + n
+        case .sourcePath(let s, let p):
+            let base = sources.count > 1 || p.isEmpty ? sources[s].alias : ""
+            let text = base + path(p)
+            return text.hasPrefix(".") ? String(text.dropFirst()) : text
+        case .variablePath(let v, let p): return "v\(v)" + path(p)
+        case .meta(let s, let k): return "meta(\(sources[s].alias))" + (k.map { "." + $0.rawValue } ?? "")
+        case .member(let b, let p): return "(" + print(b) + ")" + path(p)
+        case .array(let a): return "[" + a.map(print).joined(separator: ", ") + "]"
+        case .object(let m): return "{" + m.map { "'\($0.key)': " + print($0.value) }.joined(separator: ", ") + "}"
+        case .unary(let op, let a): return op == .not ? "NOT (" + print(a) + ")" : op.rawValue + print(a)
+        case .binary(let op, let a, let b): return "(" + print(a) + " " + op.rawValue + " " + print(b) + ")"
+        case .like(let a, let b, let n): return print(a) + (n ? " NOT LIKE " : " LIKE ") + print(b)
+        case .between(let a, let b, let c, let n): return print(a) + (n ? " NOT BETWEEN " : " BETWEEN ") + print(b) + " AND " + print(c)
+        case .inList(let a, let l, let n): return print(a) + (n ? " NOT IN (" : " IN (") + l.map(print).joined(separator: ", ") + ")"
+        case .inArray(let a, let b, let n): return print(a) + (n ? " NOT IN " : " IN ") + print(b)
+        case .test(let a, let k, let n): return print(a) + " IS " + (n ? "NOT " : "") + k.rawValue
+        case .call(let name, let args): return name + "(" + args.map(print).joined(separator: ", ") + ")"
+        case .aggregate(let i): return "aggregate#\(i)"
+        case .caseWhen: return "CASE … END"
+        case .quantified(let q, _, let a, _): return q.rawValue + " … IN " + print(a) + " SATISFIES … END"
+        case .collate(let a, _): return print(a) + " COLLATE …"
+        case .match(_, let idx, let q): return "MATCH(\(idx), " + print(q) + ")"
+        case .rank(_, let idx): return "RANK(\(idx))"
+        }
+    }
+}

@@ -1,0 +1,152 @@
+import LMDB
+
+/// Named values for a query's `$parameters`.
+///
+/// ```swift
+/// query.parameters = Parameters().setString("Paris", forName: "city").setInt(10, forName: "limit")
+/// ```
+public struct Parameters: Sendable {
+    var values: [String: Value] = [:]
+
+    /// Empty parameters.
+    public init() {}
+    /// Parameters from a dictionary of values.
+    public init(_ values: [String: Value]) { self.values = values }
+
+    /// Binds `name` (without `$`) to a value; NULL binds as MISSING [LC].
+    @discardableResult
+    public func setValue(_ value: Value, forName name: String) -> Parameters {
+        var copy = self
+        copy.values[name] = value
+        return copy
+    }
+    /// Binds a string.
+    public func setString(_ value: String?, forName name: String) -> Parameters { setValue(value.map(Value.string) ?? .null, forName: name) }
+    /// Binds an integer.
+    public func setInt(_ value: Int, forName name: String) -> Parameters { setValue(.int(Int64(value)), forName: name) }
+    /// Binds a 64-bit integer.
+    public func setInt64(_ value: Int64, forName name: String) -> Parameters { setValue(.int(value), forName: name) }
+    /// Binds a double.
+    public func setDouble(_ value: Double, forName name: String) -> Parameters { setValue(.double(value), forName: name) }
+    /// Binds a float.
+    public func setFloat(_ value: Float, forName name: String) -> Parameters { setValue(.double(Double(value)), forName: name) }
+    /// Binds a boolean.
+    public func setBoolean(_ value: Bool, forName name: String) -> Parameters { setValue(.bool(value), forName: name) }
+    /// Binds an array.
+    public func setArray(_ value: [Value], forName name: String) -> Parameters { setValue(.array(value), forName: name) }
+    /// Binds an object.
+    public func setDictionary(_ value: [String: Value], forName name: String) -> Parameters { setValue(.object(value), forName: name) }
+    /// The value bound to `name`.
+    public func value(forName name: String) -> Value? { values[name] }
+}
+
+/// A compiled SQL++ (or QueryBuilder) query over a database.
+///
+/// ```swift
+/// let q = try db.createQuery("SELECT name FROM hotels WHERE city = $city ORDER BY name")
+/// q.parameters = Parameters().setString("Detroit", forName: "city")
+/// for row in try q.execute() { print(row.string(forKey: "name")!) }
+/// ```
+///
+/// The query is analyzed when it is created (errors surface then) and planned each time it
+/// runs, against the indexes that exist at that moment.
+public final class Query: @unchecked Sendable {
+    // @unchecked Sendable: `parameters` is plain data; set it before sharing the query.
+
+    /// The database queried.
+    public let database: Database
+    /// The parsed statement.
+    public let statement: SelectStatement
+    /// The SQL++ text, when created from text.
+    public let text: String?
+    /// Values for `$parameters`.
+    public var parameters: Parameters?
+
+    init(database: Database, statement: SelectStatement, text: String?) throws {
+        self.database = database
+        self.statement = statement
+        self.text = text
+        _ = try analyze(catalogSnapshot())
+    }
+
+    /// The names of the result columns, in order.
+    public var columnNames: [String] {
+        get throws { try analyze(catalogSnapshot()).columns.map(\.name) }
+    }
+
+    func catalogSnapshot() throws -> Catalog {
+        try database.checkOpen()
+        if let ctx = WriteContext.current, ctx.database === database { return ctx.catalog }
+        return database.catalog.withLock { $0 }
+    }
+
+    func analyze(_ catalog: Catalog) throws -> AnalyzedQuery {
+        var fts: [CollectionKey: Set<String>] = [:]
+        for (key, store) in catalog.collections {
+            let names = store.indexes.filter { $0.definition.type == .fullText }.map(\.definition.name)
+            if !names.isEmpty { fts[key] = Set(names) }
+        }
+        let ac = AnalyzerCatalog(databaseName: database.name, collections: Set(catalog.collections.keys), fullTextIndexes: fts)
+        var analyzer = Analyzer(catalog: ac, text: text)
+        let q = try analyzer.analyze(statement)
+        try analyzer.checkRanks(q)
+        return q
+    }
+
+    func boundParameters(for q: AnalyzedQuery) throws -> [String: Value] {
+        var out: [String: Value] = [:]
+        for (name, value) in parameters?.values ?? [:] {
+            guard q.parameterNames.contains(name) else {
+                throw QueryError(.semantic, "unknown parameter '$\(name)': the query has \(q.parameterNames.isEmpty ? "no parameters" : q.parameterNames.sorted().map { "$" + $0 }.joined(separator: ", "))", source: text)
+            }
+            if !value.isNull { out[name] = value }
+        }
+        return out
+    }
+
+    func makePlan() throws -> (QueryPlan, [String: Value]) {
+        let catalog = try catalogSnapshot()
+        let q = try analyze(catalog)
+        let params = try boundParameters(for: q)
+        var stores: [CollectionKey: CollectionStore] = [:]
+        for s in q.sources { if let k = s.collectionKey { stores[k] = catalog.collections[k] } }
+        let plan = try Planner(query: q, stores: stores, parameters: params).plan()
+        return (plan, params)
+    }
+
+    /// Runs the query and returns its rows, read from one consistent snapshot.
+    ///
+    /// - Throws: `QueryError` (`.semantic` for an unknown parameter name or a bad LIMIT),
+    ///   `DatabaseError` for storage failures.
+    public func execute() throws -> ResultSet {
+        let (plan, params) = try makePlan()
+        return try ResultSet(database: database, plan: plan, parameters: params)
+    }
+
+    /// The plan as text, in SQLite's EXPLAIN QUERY PLAN vocabulary (`SCAN hotels`,
+    /// `SEARCH hotels USING INDEX HotelCityIndex (city=?)`, `USE TEMP B-TREE FOR ORDER BY`).
+    public func explain() throws -> String {
+        try explainPlan().text
+    }
+
+    /// The plan as data: per source the access path, index, key range and residual filter.
+    public func explainPlan() throws -> ExplainPlan {
+        let (plan, _) = try makePlan()
+        return ExplainPlan(plan)
+    }
+}
+
+extension Database {
+    /// Compiles a SQL++ query.
+    ///
+    /// - Throws: `QueryError` with kind `.syntax` or `.semantic`, line, column and a caret rendering.
+    public func createQuery(_ sql: String) throws -> Query {
+        let statement = try SQLParser.parseStatement(sql)
+        return try Query(database: self, statement: statement, text: sql)
+    }
+
+    /// Creates a query from a statement built with QueryBuilder or by hand.
+    public func createQuery(statement: SelectStatement) throws -> Query {
+        try Query(database: self, statement: statement, text: nil)
+    }
+}

@@ -1,0 +1,174 @@
+import LMDB
+
+/// The rows of a query: a lazy `Sequence` of `Result`, read inside one consistent snapshot.
+///
+/// Rows are produced as you iterate; the snapshot (an LMDB read transaction) stays open
+/// until the last row has been read or the result set is released. `allResults()` reads
+/// everything at once.
+public final class ResultSet: Sequence, IteratorProtocol {
+    /// The column names, in order.
+    public let columnNames: [String]
+    let nameIndex: [String: Int]
+    private var executor: Executor?
+    private var txn: Transaction?
+    private let database: Database
+    private var ownsTransaction: Bool
+    private var failure: (any Error)?
+
+    init(database: Database, plan: QueryPlan, parameters: [String: Value]) throws {
+        self.database = database
+        columnNames = plan.query.columns.map(\.name)
+        var idx: [String: Int] = [:]
+        for (i, n) in columnNames.enumerated() where idx[n] == nil { idx[n] = i }
+        nameIndex = idx
+        if let ctx = WriteContext.current, ctx.database === database {
+            txn = ctx.txn
+            ownsTransaction = false
+        } else {
+            txn = try database.env.beginRead()
+            ownsTransaction = true
+        }
+        do {
+            executor = try Executor(plan: plan, txn: txn!, parameters: parameters) { sp, _ in
+                try RowSourceFactory.make(sp, parameters: parameters)
+            }
+        } catch {
+            finish()
+            throw error
+        }
+    }
+
+    deinit { finish() }
+
+    private func finish() {
+        executor?.close()
+        executor = nil
+        if ownsTransaction, let txn { database.env.endRead(txn) }
+        txn = nil
+    }
+
+    /// The next row, or nil at the end. Throws if reading fails.
+    public func nextRow() throws -> Result? {
+        guard let executor else { return nil }
+        do {
+            if let row = try executor.nextRow() {
+                return Result(values: row, names: columnNames, index: nameIndex)
+            }
+        } catch {
+            finish()
+            throw error
+        }
+        finish()
+        return nil
+    }
+
+    /// `Sequence` iteration. A read error ends the iteration; `allResults()` reports it.
+    public func next() -> Result? {
+        do { return try nextRow() } catch {
+            failure = error
+            return nil
+        }
+    }
+
+    /// Every remaining row.
+    ///
+    /// - Throws: the storage or evaluation error that stopped the query.
+    public func allResults() throws -> [Result] {
+        if let failure { throw failure }
+        var out: [Result] = []
+        while let r = try nextRow() { out.append(r) }
+        return out
+    }
+}
+
+/// One row of a result set: values by index and by column name.
+///
+/// A MISSING column is absent by name and in `toDictionary()`/`toJSON()`, nil by index,
+/// and `null` in `toArray()`; NULL is present as null.
+public struct Result: Sendable, CustomStringConvertible {
+    /// Column values in column order (`.missing` for MISSING).
+    public let values: [Value]
+    /// Column names in order.
+    public let keys: [String]
+    let index: [String: Int]
+
+    init(values: [Value], names: [String], index: [String: Int]) {
+        self.values = values
+        self.keys = names
+        self.index = index
+    }
+
+    /// The number of columns.
+    public var count: Int { values.count }
+
+    /// The value of column `i`, or nil if it is MISSING or out of range.
+    public func value(at i: Int) -> Value? {
+        guard i >= 0, i < values.count, !values[i].isMissing else { return nil }
+        return values[i]
+    }
+
+    /// The value of column `name`, or nil if it is MISSING or there is no such column.
+    public func value(forKey name: String) -> Value? {
+        guard let i = index[name] else { return nil }
+        return value(at: i)
+    }
+
+    /// True if column `name` exists and is not MISSING.
+    public func contains(key: String) -> Bool { value(forKey: key) != nil }
+
+    /// The value of column `name` (`.missing` if absent).
+    public subscript(key: String) -> Value { value(forKey: key) ?? .missing }
+    /// The value of column `i` (`.missing` if absent).
+    public subscript(i: Int) -> Value { value(at: i) ?? .missing }
+
+    /// The string at column `i`.
+    public func string(at i: Int) -> String? { value(at: i)?.stringValue }
+    /// The string of column `name`.
+    public func string(forKey name: String) -> String? { value(forKey: name)?.stringValue }
+    /// The integer at column `i` (0 if absent or not a number).
+    public func int(at i: Int) -> Int { value(at: i)?.intValue.map { Int($0) } ?? Int(value(at: i)?.doubleValue ?? 0) }
+    /// The integer of column `name`.
+    public func int(forKey name: String) -> Int { index[name].map { int(at: $0) } ?? 0 }
+    /// The 64-bit integer at column `i`.
+    public func int64(at i: Int) -> Int64 { Int64(int(at: i)) }
+    /// The 64-bit integer of column `name`.
+    public func int64(forKey name: String) -> Int64 { Int64(int(forKey: name)) }
+    /// The number at column `i` as a Double (0 if absent).
+    public func double(at i: Int) -> Double { value(at: i)?.doubleValue ?? 0 }
+    /// The number of column `name` as a Double.
+    public func double(forKey name: String) -> Double { value(forKey: name)?.doubleValue ?? 0 }
+    /// The boolean at column `i` (false if absent).
+    public func bool(at i: Int) -> Bool { value(at: i)?.boolValue ?? false }
+    /// The boolean of column `name`.
+    public func bool(forKey name: String) -> Bool { value(forKey: name)?.boolValue ?? false }
+    /// The array at column `i`.
+    public func array(at i: Int) -> [Value]? { value(at: i)?.arrayValue }
+    /// The array of column `name`.
+    public func array(forKey name: String) -> [Value]? { value(forKey: name)?.arrayValue }
+    /// The object at column `i`.
+    public func dictionary(at i: Int) -> [String: Value]? { value(at: i)?.objectValue }
+    /// The object of column `name`.
+    public func dictionary(forKey name: String) -> [String: Value]? { value(forKey: name)?.objectValue }
+
+    /// The row as an object value (MISSING columns omitted).
+    public var object: Value {
+        var o: [String: Value] = [:]
+        for (i, k) in keys.enumerated() where !values[i].isMissing { o[k] = values[i] }
+        return .object(o)
+    }
+
+    /// Column values as plain Swift values; MISSING becomes `JSONNull`.
+    public func toArray() -> [Any] { values.map { $0.anyValue ?? JSONNull() } }
+    /// The row as a dictionary of plain Swift values (MISSING columns omitted).
+    public func toDictionary() -> [String: Any] { (object.anyValue as? [String: Any]) ?? [:] }
+    /// The row as JSON text (MISSING columns omitted).
+    public func toJSON() -> String { JSONWriter.string(object) }
+
+    /// Decodes the row (as an object keyed by column name) into `type`.
+    public func data<T: Decodable>(as type: T.Type) throws -> T {
+        try ValueDecoder().decode(type, from: object)
+    }
+
+    /// The row as JSON.
+    public var description: String { toJSON() }
+}
