@@ -439,6 +439,17 @@ struct Analyzer {
         }
     }
 
+    /// Binds index expressions and a partial-index condition against one collection (slot 0).
+    static func bindIndex(collection: CollectionKey, expressions: [Expr], where w: Expr?) throws -> ([BoundExpr], BoundExpr?, Int) {
+        let catalog = AnalyzerCatalog(databaseName: "", collections: [collection], fullTextIndexes: [:])
+        var a = Analyzer(catalog: catalog, text: nil)
+        a.sources = [SourceInfo(index: 0, alias: collection.name, explicitAlias: false, kind: .collection(collection),
+                                join: nil, on: nil, writtenScope: nil, writtenName: collection.name)]
+        let exprs = try expressions.map { try a.bind($0) }
+        let bw = try w.map { try a.bind($0) }
+        return (exprs, bw, a.variableCount)
+    }
+
     // MARK: - Placement checks
 
     private func checkNoAggregate(_ e: BoundExpr, clause: String) throws {

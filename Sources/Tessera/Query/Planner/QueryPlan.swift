@@ -18,7 +18,7 @@ enum AccessPath {
 struct IndexScanPlan {
     var index: IndexStore
     /// Key ranges to visit, in order.
-    var ranges: [KeyRange]
+    var ranges: [IndexKey.KeyRange]
     /// Visit in descending key order (ORDER BY … DESC satisfied by the index).
     var descending: Bool
     /// The index holds every value the query needs: the body is never read.
@@ -33,12 +33,6 @@ struct IndexScanPlan {
     var expressions: [BoundExpr]
     /// For an array index: the UNNEST sources (outermost first) this scan binds.
     var arraySources: [Int] = []
-}
-
-/// A range of encoded index keys: `lower ≤ key < upper` (nil = open).
-struct KeyRange {
-    var lower: [UInt8]?
-    var upper: [UInt8]?
 }
 
 /// A full-text MATCH driving a source.
