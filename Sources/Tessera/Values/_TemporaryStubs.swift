@@ -42,13 +42,6 @@ public struct BinaryValue {
         return cur
     }
 }
-public struct ValueDecoder {
-    public init() {}
-    public func decode<T: Decodable>(_ t: T.Type, from: Value) throws -> T {
-        let data = Data(JSONWriter.string(from).utf8)
-        return try JSONDecoder().decode(t, from: data)
-    }
-}
 public enum SQLParser {
     public static func parseStatement(_ text: String) throws(QueryError) -> SelectStatement { throw QueryError(.syntax, "parser not merged yet") }
     public static func parseExpression(_ text: String) throws(QueryError) -> Expr { throw QueryError(.syntax, "parser not merged yet") }
