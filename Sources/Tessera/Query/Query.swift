@@ -110,7 +110,7 @@ public final class Query: @unchecked Sendable {
         let params = try boundParameters(for: q)
         var stores: [CollectionKey: CollectionStore] = [:]
         for s in q.sources { if let k = s.collectionKey { stores[k] = catalog.collections[k] } }
-        let plan = try Planner(query: q, stores: stores, parameters: params).plan()
+        let plan = try database.read { txn in try Planner(query: q, stores: stores, parameters: params, txn: txn).plan() }
         return (plan, params)
     }
 

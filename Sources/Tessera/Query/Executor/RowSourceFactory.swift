@@ -10,17 +10,13 @@ enum RowSourceFactory {
             return UnnestScan(slot: slot, array: ExpressionCompiler.compile(path))
         case .indexScan(let scan):
             guard let store = sp.store else { throw DatabaseError(.notFound, "collection of '\(sp.source.alias)' is gone") }
-            return IndexScan(slot: slot, plan: scan, docs: store.docs, includeDeleted: sp.source.includeDeleted)
+            return IndexScan(slot: scan.arraySources.first.map { _ in 0 } ?? slot, plan: scan, docs: store.docs,
+                             includeDeleted: sp.source.includeDeleted)
         case .fullText(let ft):
             guard let store = sp.store else { throw DatabaseError(.notFound, "collection of '\(sp.source.alias)' is gone") }
             return try FullTextScan(slot: slot, plan: ft, docs: store.docs, parameters: parameters)
         }
     }
-}
-
-/// Placeholder until value index scans land.
-final class IndexScan: RowSource {
-    init(slot: Int, plan: IndexScanPlan, docs: LMDB.Table, includeDeleted: Bool) { super.init(slot: slot) }
 }
 
 /// Placeholder until full-text scans land.

@@ -1,3 +1,5 @@
+import LMDB
+
 // Chooses an access path per source and places each WHERE term at the first join level
 // where every source it reads is bound.
 
@@ -6,6 +8,8 @@ struct Planner {
     /// The open stores of the collections the query reads.
     let stores: [CollectionKey: CollectionStore]
     let parameters: [String: Value]
+    /// A read transaction for statistics (index entry counts).
+    let txn: Transaction
 
     func plan() throws -> QueryPlan {
         let q = query
@@ -23,7 +27,7 @@ struct Planner {
                 access = .fullScan
                 if let store = stores[key] {
                     let choice = IndexSelection(query: q, source: src, store: store, terms: remaining,
-                                                parameters: parameters, isFirstSource: src.index == 0)
+                                                parameters: parameters, isFirstSource: src.index == 0, txn: txn)
                     if let chosen = try choice.best() {
                         access = chosen.access
                         orderSatisfied = orderSatisfied || chosen.satisfiesOrder
@@ -71,21 +75,162 @@ struct Planner {
     }
 }
 
-/// Index choice for one collection source. The value-index planner fills this in; without
-/// usable indexes it returns nil (a full scan).
+/// Index choice for one collection source: the best usable value index, or nil (a full scan).
 struct IndexSelection {
     let query: AnalyzedQuery
     let source: SourceInfo
     let store: CollectionStore
+    /// WHERE terms not yet used by an earlier source.
     let terms: [BoundExpr]
     let parameters: [String: Value]
     let isFirstSource: Bool
+    let txn: Transaction
 
     struct Choice {
         var access: AccessPath
         var satisfied: [BoundExpr]
         var satisfiesOrder: Bool
+        var score: (Int, Int, Int, Int)
     }
 
-    func best() throws -> Choice? { nil }
+    func best() throws -> Choice? {
+        let leftOuter = source.join == .leftOuter
+        // Terms that may restrict this source's rows: WHERE terms (not for the inner side of
+        // a LEFT JOIN, whose unmatched rows must still appear) and the ON terms.
+        var candidates: [BoundExpr] = leftOuter ? [] : terms.filter { !$0.referencedSources.contains { $0 > source.index } }
+        let onTerms = source.on?.conjuncts ?? []
+        candidates += onTerms
+        // For partial-index implication, Q is every top-level AND-term that constrains this source.
+        let qTerms = ((leftOuter ? [] : (query.whereClause?.conjuncts ?? [])) + onTerms).compactMap { IndexSelection.rebase($0, from: source.index) }
+
+        var bestChoice: Choice?
+        for index in store.indexes where index.definition.type == .value {
+            var proven: [BoundExpr] = []
+            if let w = index.whereClause {
+                guard let p = IndexSelection.implies(query: qTerms, indexWhere: w) else { continue }
+                proven = p
+            }
+            guard let choice = try consider(index, candidates: candidates, onTerms: onTerms, proven: proven) else { continue }
+            if let b = bestChoice, !(choice.score > b.score) { continue }
+            bestChoice = choice
+        }
+        return bestChoice
+    }
+
+    private func consider(_ index: IndexStore, candidates: [BoundExpr], onTerms: [BoundExpr], proven: [BoundExpr]) throws -> Choice? {
+        let exprs = index.expressions
+        let printer = BoundExprPrinter(sources: [SourceInfo(index: 0, alias: source.alias, explicitAlias: false, kind: source.kind,
+                                                            join: nil, on: nil, writtenScope: nil, writtenName: source.alias)])
+        let names = exprs.map { printer.print($0) }
+        var byColumn: [Int: [ColumnTerm]] = [:]
+        for t in candidates {
+            if let m = match(term: t, expressions: exprs, columnName: { names[$0] }) { byColumn[m.column, default: []].append(m) }
+        }
+        // Leading equality columns, then at most one range/prefix column.
+        var equalities: [[BoundExpr]] = []
+        var used: [ColumnTerm] = []
+        var column = 0
+        var rangeConstraint: ColumnConstraint?
+        var points = 1
+        while column < exprs.count, let ts = byColumn[column] {
+            if let eq = ts.first(where: { if case .equal = $0.constraint { return true } else { return false } }),
+               case .equal(let values) = eq.constraint, points * values.count <= 1024 {
+                equalities.append(values)
+                points *= values.count
+                used.append(eq)
+                column += 1
+                continue
+            }
+            // Range: combine one lower and one upper bound.
+            var lower: (BoundExpr, Bool)?
+            var upper: (BoundExpr, Bool)?
+            var texts: [String] = []
+            for t in ts {
+                switch t.constraint {
+                case .range(let lo, let hi):
+                    if lo != nil && lower != nil || hi != nil && upper != nil { continue }
+                    if let lo { lower = lo }
+                    if let hi { upper = hi }
+                    used.append(t)
+                    texts.append(t.text)
+                case .prefix(let p):
+                    if rangeConstraint == nil && lower == nil && upper == nil {
+                        rangeConstraint = .prefix(p)
+                        used.append(t)
+                    }
+                case .equal: break
+                }
+            }
+            if lower != nil || upper != nil { rangeConstraint = .range(lower: lower, upper: upper) }
+            break
+        }
+        // ORDER BY by index order (single source, no grouping/distinct, all one direction).
+        var satisfiesOrder = false
+        var descending = false
+        let q = query
+        if q.sources.count == 1, !q.isAggregating, !q.distinct, !q.orderBy.isEmpty, equalities.allSatisfy({ $0.count == 1 }),
+           q.orderBy.allSatisfy({ $0.descending == q.orderBy[0].descending }) {
+            let keys = q.orderBy.compactMap { IndexSelection.rebase($0.expr, from: source.index) }
+            if keys.count == q.orderBy.count {
+                let startsAt = [0, equalities.count]
+                for s in startsAt where s + keys.count <= exprs.count {
+                    if Array(exprs[s..<(s + keys.count)]) == keys && (s == 0 || rangeConstraint == nil || true) {
+                        // Equality columns before `s` are fixed, so the order holds within them.
+                        if s <= equalities.count { satisfiesOrder = true; descending = q.orderBy[0].descending; break }
+                    }
+                }
+            }
+        }
+        let constrained = !used.isEmpty
+        let usefulOrder = satisfiesOrder && q.limit != nil
+        guard constrained || usefulOrder || !proven.isEmpty && satisfiesOrder else { return nil }
+        if !constrained && !usefulOrder { return nil }
+
+        let satisfied = used.filter { $0.exact && !onTerms.contains($0.term) }.map(\.term)
+        let described = used.map(\.text).joined(separator: " AND ")
+        var scan = IndexScanPlan(index: index, ranges: [], descending: descending, covering: false,
+                                 describedPredicates: described, satisfied: satisfied, usedColumns: equalities.count + (rangeConstraint == nil ? 0 : 1),
+                                 expressions: exprs)
+        scan.keys = IndexScanKeys(equalities: equalities, rangeConstraint: rangeConstraint)
+        scan.covering = isCovering(index, satisfied: satisfied + proven)
+        let entries = try txn.count(index.table)
+        let score = (equalities.count, rangeConstraint == nil ? 0 : 1, satisfiesOrder ? 1 : 0, -entries)
+        return Choice(access: .indexScan(scan), satisfied: satisfied + proven, satisfiesOrder: satisfiesOrder, score: score)
+    }
+
+    /// True if every expression the query reads from this source is an index expression
+    /// (or `meta().id`), so documents never need to be read.
+    private func isCovering(_ index: IndexStore, satisfied: [BoundExpr]) -> Bool {
+        let q = query
+        guard q.sources.count == 1 else { return false }
+        var exprs: [BoundExpr] = []
+        for c in q.columns {
+            switch c.kind {
+            case .expression(let e): exprs.append(e)
+            case .star: return false
+            }
+        }
+        exprs += (q.whereClause?.conjuncts ?? []).filter { !satisfied.contains($0) }
+        exprs += q.groupBy + (q.having.map { [$0] } ?? []) + q.orderBy.map(\.expr) + q.aggregates.flatMap(\.args)
+        let indexed = Set(index.expressions)
+        func covered(_ e: BoundExpr) -> Bool {
+            if let r = IndexSelection.rebase(e, from: source.index), indexed.contains(r) { return true }
+            switch e {
+            case .sourcePath: return false
+            case .meta(_, let k): return k == .id
+            case .match, .rank: return false
+            case .literal, .parameter, .variablePath, .aggregate: return true
+            case .member(let b, _), .unary(_, let b), .test(let b, _, _), .collate(let b, _): return covered(b)
+            case .array(let a), .call(_, let a): return a.allSatisfy(covered)
+            case .object(let m): return m.allSatisfy { covered($0.value) }
+            case .binary(_, let a, let b), .like(let a, let b, _), .inArray(let a, let b, _): return covered(a) && covered(b)
+            case .between(let a, let b, let c, _): return covered(a) && covered(b) && covered(c)
+            case .inList(let a, let l, _): return covered(a) && l.allSatisfy(covered)
+            case .caseWhen(let o, let w, let el):
+                return (o.map(covered) ?? true) && w.allSatisfy { covered($0.when) && covered($0.then) } && (el.map(covered) ?? true)
+            case .quantified(_, _, let a, let p): return covered(a) && covered(p)
+            }
+        }
+        return exprs.allSatisfy(covered)
+    }
 }

@@ -33,6 +33,8 @@ struct IndexScanPlan {
     var expressions: [BoundExpr]
     /// For an array index: the UNNEST sources (outermost first) this scan binds.
     var arraySources: [Int] = []
+    /// The column constraints the key ranges are built from when the scan starts.
+    var keys = IndexScanKeys(equalities: [], rangeConstraint: nil)
 }
 
 /// A full-text MATCH driving a source.

@@ -1,0 +1,141 @@
+import LMDB
+
+/// Reads a value (or array) index over key ranges built when the scan starts, and binds
+/// each entry's document. Ranges are visited in key order (or reverse for ORDER BY … DESC).
+///
+/// Truncated keys (values longer than LMDB's key limit) that a range cannot classify are
+/// re-checked against the document with the predicates the index was meant to satisfy.
+final class IndexScan: RowSource {
+    let plan: IndexScanPlan
+    let docs: Table
+    let includeDeleted: Bool
+    private let equalities: [[Evaluator?]]
+    private let equalityExprs: [[BoundExpr]]
+    private let recheck: [Evaluator]
+    /// Array-index scans bind the parent document once, however many elements match.
+    private let dedupe: Bool
+    private var seen = Set<[UInt8]>()
+    private var ranges: [(exact: IndexKey.KeyRange, scan: IndexKey.KeyRange)] = []
+    private var rangeIndex = 0
+    private var positioned = false
+    private var cursor: Cursor?
+
+    init(slot: Int, plan: IndexScanPlan, docs: Table, includeDeleted: Bool) {
+        self.plan = plan
+        self.docs = docs
+        self.includeDeleted = includeDeleted
+        equalityExprs = plan.keys.equalities
+        equalities = plan.keys.equalities.map { $0.map { e in if case .literal = e { return nil } else { return ExpressionCompiler.compile(e) } } }
+        recheck = plan.satisfied.map { ExpressionCompiler.compile($0) }
+        dedupe = !plan.arraySources.isEmpty
+        super.init(slot: slot)
+    }
+
+    /// A literal bound is used as written; any other value that is NULL or MISSING at run
+    /// time makes the comparison never TRUE (nil: no range).
+    private func evaluate(_ e: BoundExpr, _ f: Evaluator?, _ ctx: ExecContext, allowNull: Bool) -> Value? {
+        if case .literal(let v) = e { return v }
+        let v = f!(ctx)
+        if v.isMissing || (v.isNull && !allowNull) { return nil }
+        return v
+    }
+
+    override func reset(_ ctx: ExecContext) throws {
+        if cursor == nil { cursor = try ctx.txn.openCursor(plan.index.table) }
+        seen.removeAll(keepingCapacity: true)
+        rangeIndex = 0
+        positioned = false
+        // Equality tuples: the cartesian product of each column's values.
+        var tuples: [[Value]] = [[]]
+        for (col, exprs) in equalityExprs.enumerated() {
+            var values: [Value] = []
+            for (i, e) in exprs.enumerated() {
+                if let v = evaluate(e, equalities[col][i], ctx, allowNull: true) { values.append(v) }
+            }
+            tuples = tuples.flatMap { t in values.map { t + [$0] } }
+        }
+        var built: [IndexKey.KeyRange] = []
+        for t in tuples {
+            switch plan.keys.rangeConstraint {
+            case nil, .equal?:
+                built.append(.point(t))
+            case .prefix(let p)?:
+                built.append(.prefix(equal: t, stringPrefix: p))
+            case .range(let lo, let hi)?:
+                var lower: Value = .null, lowerInclusive = false
+                if let (e, inc) = lo {
+                    guard let v = evaluate(e, e.isLiteral ? nil : ExpressionCompiler.compile(e), ctx, allowNull: false) else { continue }
+                    lower = v; lowerInclusive = inc
+                }
+                var upper: Value? = nil, upperInclusive = true
+                if let (e, inc) = hi {
+                    guard let v = evaluate(e, e.isLiteral ? nil : ExpressionCompiler.compile(e), ctx, allowNull: false) else { continue }
+                    upper = v; upperInclusive = inc
+                }
+                let r = IndexKey.KeyRange.range(equal: t, lower: lower, lowerInclusive: lowerInclusive, upper: upper, upperInclusive: upperInclusive)
+                if !r.isEmpty { built.append(r) }
+            }
+        }
+        built.sort { $0.lower.lexicographicallyPrecedes($1.lower) }
+        var unique: [IndexKey.KeyRange] = []
+        for r in built where unique.last != r { unique.append(r) }
+        if plan.descending { unique.reverse() }
+        ranges = unique.map { ($0, $0.clipped()) }
+    }
+
+    override func next(_ ctx: ExecContext) throws -> Bool {
+        guard let cursor else { return false }
+        while rangeIndex < ranges.count {
+            let (exact, scan) = ranges[rangeIndex]
+            var ok: Bool
+            if !positioned {
+                positioned = true
+                if plan.descending {
+                    if let upper = scan.upper {
+                        ok = try cursor.seek(upper) ? try cursor.prev() : try cursor.last()
+                    } else {
+                        ok = try cursor.last()
+                    }
+                } else {
+                    ok = try cursor.seek(scan.lower)
+                }
+            } else {
+                ok = plan.descending ? try cursor.prev() : try cursor.next()
+            }
+            while ok {
+                let key = cursor.key
+                if plan.descending {
+                    if compareKeys(key, scan.lower) < 0 { break }
+                } else if let upper = scan.upper, compareKeys(key, upper) >= 0 {
+                    break
+                }
+                let m = exact.match(key: key)
+                if m != .outside, key.count >= IndexKey.trailerSize {
+                    let n = key.count
+                    let idLength = Int(key[n - 3]) << 8 | Int(key[n - 2])
+                    if idLength + IndexKey.trailerSize <= n {
+                        let id = UnsafeRawBufferPointer(rebasing: key[(n - 3 - idLength)..<(n - 3)])
+                        var fresh = true
+                        if dedupe { fresh = seen.insert(Array(id)).inserted }
+                        if fresh, try DocumentFetch.bind(ctx, slot: slot, table: docs, id: id, includeDeleted: includeDeleted) {
+                            if m == .inside || recheck.allSatisfy({ Semantics.truth($0(ctx)) == .true }) { return true }
+                        }
+                    }
+                }
+                ok = plan.descending ? try cursor.prev() : try cursor.next()
+            }
+            rangeIndex += 1
+            positioned = false
+        }
+        return false
+    }
+
+    override func close() {
+        cursor?.closeCursor()
+        cursor = nil
+    }
+}
+
+extension BoundExpr {
+    var isLiteral: Bool { if case .literal = self { return true } else { return false } }
+}

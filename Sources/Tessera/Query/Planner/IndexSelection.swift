@@ -1,0 +1,247 @@
+import LMDB
+
+// Access-path choice for one collection source (SPEC §9.2, STYLE.md planner notes):
+// split WHERE (and ON) into AND-terms, match each term to an index expression written the
+// same way, build key ranges over a leading prefix of the index, check the partial-index
+// rules, and pick the candidate with the best score (most constrained columns, then the
+// fewest index entries).
+
+/// A constraint on one index column, with value expressions evaluated when the scan starts.
+enum ColumnConstraint {
+    /// `=` (one value) or `IN` (several).
+    case equal([BoundExpr])
+    /// A range; nil sides are open. `excludeNullAndMissing` applies to relational operators.
+    case range(lower: (BoundExpr, Bool)?, upper: (BoundExpr, Bool)?)
+    /// `LIKE 'prefix%'`.
+    case prefix(String)
+}
+
+/// The runtime part of an index scan: column constraints that become key ranges.
+struct IndexScanKeys {
+    /// Equality/IN constraints on the leading columns.
+    var equalities: [[BoundExpr]]
+    /// An optional range or prefix constraint on the next column.
+    var rangeConstraint: ColumnConstraint?
+}
+
+extension IndexSelection {
+    /// Rewrites `e` so that source `slot` becomes slot 0 (the index's own slot).
+    static func rebase(_ e: BoundExpr, from slot: Int) -> BoundExpr? {
+        var ok = true
+        func r(_ e: BoundExpr) -> BoundExpr {
+            switch e {
+            case .sourcePath(let s, let p):
+                if s != slot { ok = false }
+                return .sourcePath(0, p)
+            case .meta(let s, let k):
+                if s != slot { ok = false }
+                return .meta(0, k)
+            case .literal, .parameter, .variablePath: return e
+            case .aggregate, .match, .rank: ok = false; return e
+            case .member(let b, let p): return .member(r(b), p)
+            case .array(let a): return .array(a.map(r))
+            case .object(let m): return .object(m.map { BoundMember(key: $0.key, value: r($0.value)) })
+            case .unary(let op, let a): return .unary(op, r(a))
+            case .binary(let op, let a, let b): return .binary(op, r(a), r(b))
+            case .like(let a, let b, let n): return .like(r(a), r(b), negated: n)
+            case .between(let a, let b, let c, let n): return .between(r(a), r(b), r(c), negated: n)
+            case .inList(let a, let l, let n): return .inList(r(a), l.map(r), negated: n)
+            case .inArray(let a, let b, let n): return .inArray(r(a), r(b), negated: n)
+            case .test(let a, let k, let n): return .test(r(a), k, negated: n)
+            case .call(let name, let args): return .call(name, args.map(r))
+            case .caseWhen(let o, let w, let el):
+                return .caseWhen(o.map(r), w.map { BoundWhen(when: r($0.when), then: r($0.then)) }, el.map(r))
+            case .quantified(let q, let v, let a, let p): return .quantified(q, variable: v, r(a), r(p))
+            case .collate(let a, let c): return .collate(r(a), c)
+            }
+        }
+        let out = r(e)
+        return ok ? out : nil
+    }
+
+    /// True if `e` can be evaluated before source `slot` is bound (constants, parameters, earlier sources).
+    func isValueSide(_ e: BoundExpr) -> Bool {
+        var ok = true
+        e.walk { n in
+            switch n {
+            case .sourcePath(let s, _), .meta(let s, _): if s >= source.index { ok = false }
+            case .variablePath, .aggregate, .match, .rank: ok = false
+            default: break
+            }
+        }
+        return ok
+    }
+
+    /// Structural equality up to commutative `=`/`!=` and the order of AND/OR operands.
+    static func equivalent(_ a: BoundExpr, _ b: BoundExpr) -> Bool {
+        if a == b { return true }
+        switch (a, b) {
+        case (.binary(let o1, let x1, let y1), .binary(let o2, let x2, let y2)) where o1 == o2:
+            switch o1 {
+            case .equal, .notEqual:
+                return (equivalent(x1, x2) && equivalent(y1, y2)) || (equivalent(x1, y2) && equivalent(y1, x2))
+            case .and, .or:
+                let l = flatten(a, o1), r = flatten(b, o1)
+                guard l.count == r.count else { return false }
+                var remaining = r
+                for t in l {
+                    guard let i = remaining.firstIndex(where: { equivalent(t, $0) }) else { return false }
+                    remaining.remove(at: i)
+                }
+                return true
+            default:
+                return equivalent(x1, x2) && equivalent(y1, y2)
+            }
+        default:
+            return false
+        }
+    }
+
+    static func flatten(_ e: BoundExpr, _ op: BinaryOperator) -> [BoundExpr] {
+        if case .binary(let o, let a, let b) = e, o == op { return flatten(a, op) + flatten(b, op) }
+        return [e]
+    }
+
+    /// SPEC §9.2: can a partial index with condition `w` serve a query whose AND-terms are `q`?
+    /// Returns the query terms the index proves (rule 1 exact matches), or nil if unusable.
+    static func implies(query q: [BoundExpr], indexWhere w: BoundExpr) -> [BoundExpr]? {
+        var proven: [BoundExpr] = []
+        for term in w.conjuncts {
+            // Rule 1: the same term at the top level of Q.
+            if let match = q.first(where: { equivalent($0, term) }) {
+                proven.append(match)
+                continue
+            }
+            // Rule 1, OR form: a term of Q equals one branch of W's OR.
+            if case .binary(.or, _, _) = term {
+                let branches = flatten(term, .or)
+                if q.contains(where: { t in branches.contains { equivalent($0, t) } }) { continue }
+            }
+            // Rule 2: `x IS NOT MISSING` follows from a comparison of x (never TRUE when x is MISSING).
+            if case .test(let x, .missing, negated: true) = term {
+                if q.contains(where: { comparesOperand($0, x) }) { continue }
+            }
+            return nil
+        }
+        return proven
+    }
+
+    /// True if `t` is `x op e` / `e op x` with op in `= != < <= > >=`, or `x IN`, `x LIKE`, `x BETWEEN`.
+    static func comparesOperand(_ t: BoundExpr, _ x: BoundExpr) -> Bool {
+        switch t {
+        case .binary(let op, let a, let b):
+            switch op {
+            case .equal, .notEqual, .less, .lessOrEqual, .greater, .greaterOrEqual:
+                return a == x || b == x
+            default: return false
+            }
+        case .inList(let a, _, _), .inArray(let a, _, _), .like(let a, _, _), .between(let a, _, _, _):
+            return a == x
+        default: return false
+        }
+    }
+
+    // MARK: - Term matching
+
+    /// A term that constrains index column `column`.
+    struct ColumnTerm {
+        var column: Int
+        var constraint: ColumnConstraint
+        var term: BoundExpr
+        /// The range is exactly the term (it can leave the filter).
+        var exact: Bool
+        var text: String
+    }
+
+    /// Matches one AND-term against index expressions (rebased to slot 0).
+    func match(term: BoundExpr, expressions: [BoundExpr], columnName: (Int) -> String) -> ColumnTerm? {
+        func col(_ e: BoundExpr) -> Int? {
+            guard let r = IndexSelection.rebase(e, from: source.index) else { return nil }
+            return expressions.firstIndex(of: r)
+        }
+        func flip(_ op: BinaryOperator) -> BinaryOperator {
+            switch op {
+            case .less: .greater
+            case .lessOrEqual: .greaterOrEqual
+            case .greater: .less
+            case .greaterOrEqual: .lessOrEqual
+            default: op
+            }
+        }
+        switch term {
+        case .binary(let op, let a, let b):
+            var column: Int?
+            var value: BoundExpr?
+            var o = op
+            if let c = col(a), isValueSide(b) { column = c; value = b } else if let c = col(b), isValueSide(a) { column = c; value = a; o = flip(op) }
+            guard let c = column, let v = value else { return nil }
+            // `x = MISSING` / `x < NULL` are never TRUE: leave them to the filter.
+            if case .literal(let lit) = v, lit.isMissing || (lit.isNull && o != .equal) { return nil }
+            let name = columnName(c)
+            switch o {
+            case .equal: return ColumnTerm(column: c, constraint: .equal([v]), term: term, exact: true, text: "\(name)=?")
+            case .less: return ColumnTerm(column: c, constraint: .range(lower: nil, upper: (v, false)), term: term, exact: true, text: "\(name)<?")
+            case .lessOrEqual: return ColumnTerm(column: c, constraint: .range(lower: nil, upper: (v, true)), term: term, exact: true, text: "\(name)<=?")
+            case .greater: return ColumnTerm(column: c, constraint: .range(lower: (v, false), upper: nil), term: term, exact: true, text: "\(name)>?")
+            case .greaterOrEqual: return ColumnTerm(column: c, constraint: .range(lower: (v, true), upper: nil), term: term, exact: true, text: "\(name)>=?")
+            default: return nil
+            }
+        case .between(let a, let lo, let hi, negated: false):
+            guard let c = col(a), isValueSide(lo), isValueSide(hi) else { return nil }
+            return ColumnTerm(column: c, constraint: .range(lower: (lo, true), upper: (hi, true)), term: term, exact: true,
+                              text: "\(columnName(c))>=? AND \(columnName(c))<=?")
+        case .inList(let a, let list, negated: false):
+            guard let c = col(a), list.allSatisfy(isValueSide), !list.isEmpty, list.count <= 256 else { return nil }
+            return ColumnTerm(column: c, constraint: .equal(list), term: term, exact: true, text: "\(columnName(c)) IN (\(list.count))")
+        case .like(let a, .literal(.string(let pattern)), negated: false):
+            guard let c = col(a), let prefix = IndexSelection.likePrefix(pattern) else { return nil }
+            // A number on the left of LIKE matches as its text: keep such patterns off the index.
+            if let f = prefix.text.unicodeScalars.first, f == "-" || f == "+" || f == "." || ("0"..."9").contains(f) { return nil }
+            if prefix.exact {
+                return ColumnTerm(column: c, constraint: .equal([.literal(.string(prefix.text))]), term: term, exact: true, text: "\(columnName(c))=?")
+            }
+            return ColumnTerm(column: c, constraint: .prefix(prefix.text), term: term, exact: prefix.wholePattern,
+                              text: "\(columnName(c)) LIKE '\(prefix.text)%'")
+        case .test(let a, let kind, let negated):
+            guard let c = col(a) else { return nil }
+            let name = columnName(c)
+            let null = BoundExpr.literal(.null), missing = BoundExpr.literal(.missing)
+            switch (kind, negated) {
+            case (.null, false): return ColumnTerm(column: c, constraint: .equal([null]), term: term, exact: true, text: "\(name) IS NULL")
+            case (.missing, false): return ColumnTerm(column: c, constraint: .equal([missing]), term: term, exact: true, text: "\(name) IS MISSING")
+            case (.null, true), (.valued, false):
+                return ColumnTerm(column: c, constraint: .range(lower: (null, false), upper: nil), term: term, exact: true, text: "\(name) IS NOT NULL")
+            case (.missing, true):
+                return ColumnTerm(column: c, constraint: .range(lower: (missing, false), upper: nil), term: term, exact: true, text: "\(name) IS NOT MISSING")
+            case (.valued, true):
+                return ColumnTerm(column: c, constraint: .range(lower: (missing, true), upper: (null, true)), term: term, exact: true, text: "\(name) IS NOT VALUED")
+            }
+        default:
+            return nil
+        }
+    }
+
+    /// The literal prefix of a LIKE pattern: `'abc%'` → abc (whole pattern), `'abc%d'` → abc
+    /// (not whole), `'abc'` → exact. Nil when the pattern starts with a wildcard.
+    static func likePrefix(_ pattern: String) -> (text: String, exact: Bool, wholePattern: Bool)? {
+        var out = ""
+        var it = Array(pattern.unicodeScalars)[...]
+        while let c = it.first {
+            if c == "\\" {
+                it.removeFirst()
+                guard let n = it.first else { return nil }
+                out.unicodeScalars.append(n)
+                it.removeFirst()
+                continue
+            }
+            if c == "%" || c == "_" {
+                if out.isEmpty { return nil }
+                let rest = it.dropFirst()
+                return (out, false, c == "%" && rest.isEmpty)
+            }
+            out.unicodeScalars.append(c)
+            it.removeFirst()
+        }
+        return (out, true, true)
+    }
+}
