@@ -286,7 +286,7 @@ public enum IndexKey {
     /// - Throws: ``DecodingError`` if the key is malformed.
     public static func values(fromKey key: [UInt8]) throws(DecodingError) -> [Value]? {
         // withUnsafeBytes rethrows untyped errors: carry the typed one out in a Result.
-        try key.withUnsafeBytes { p in Result { () throws(DecodingError) in try values(fromKey: p) } }.get()
+        try key.withUnsafeBytes { p in Swift.Result { () throws(DecodingError) in try values(fromKey: p) } }.get()
     }
 
     /// The index values stored in a key borrowed from LMDB, or nil if the key is truncated.
@@ -328,7 +328,7 @@ public enum IndexKey {
     /// - Throws: ``DecodingError`` for bytes that are not a complete tuple encoding (a
     ///   truncated tuple among them).
     public static func decode(_ bytes: [UInt8]) throws(DecodingError) -> [Value] {
-        try bytes.withUnsafeBytes { p in Result { () throws(DecodingError) in try decode(p) } }.get()
+        try bytes.withUnsafeBytes { p in Swift.Result { () throws(DecodingError) in try decode(p) } }.get()
     }
 
     /// Decodes a complete tuple encoding held in borrowed memory.
