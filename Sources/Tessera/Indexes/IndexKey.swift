@@ -33,9 +33,11 @@
 /// `Value.compare`.
 ///
 /// The byte `FF` never follows a complete value: tags are below `FF`, a string's next byte is
-/// UTF-8 (never `FF`) or `00`, and a document ID is UTF-8. So `B ‖ FF` is greater than every
-/// key that starts with the complete encoding `B` and smaller than every larger key; the
-/// bound helpers rely on it.
+/// UTF-8 (never `FF`) or `00`, and a document ID is UTF-8 (a future binary doc key must not
+/// start with `FF` either). So `B ‖ FF` is greater than every key that starts with the
+/// complete encoding `B`, and no greater than any other key above `B`; the bound helpers rely
+/// on it. Strings compare by code point (binary collation): only such comparisons can use an
+/// index (SPEC §9.2).
 ///
 /// ## Scans
 /// A bound is a byte string; a ``KeyRange`` is `lower ≤ key < upper`. Build ranges from a leading

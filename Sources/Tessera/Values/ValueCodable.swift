@@ -147,7 +147,14 @@ final class _ValueEncoder: Encoder, SingleValueEncodingContainer {
     /// Encodes one value into a new node, handling the types with a fixed representation.
     static func box<T: Encodable>(_ value: T, codingPath: [any CodingKey], options: _ValueEncoderOptions) throws -> _EncodedNode {
         if let v = value as? Value { return _EncodedNode(.value(v)) }
-        if let d = value as? Date { return _EncodedNode(.value(.string(ISO8601Text.format(d)))) }
+        if let d = value as? Date {
+            guard let text = ISO8601Text.format(d) else {
+                // The value is the raw interval: describing such a Date can trap in Foundation.
+                throw EncodingError.invalidValue(d.timeIntervalSince1970, .init(
+                    codingPath: codingPath, debugDescription: "Date out of range for ISO-8601 text"))
+            }
+            return _EncodedNode(.value(.string(text)))
+        }
         if let d = value as? Data { return _EncodedNode(.value(.string(d.base64EncodedString()))) }
         if let u = value as? URL { return _EncodedNode(.value(.string(u.absoluteString))) }
         if let d = value as? Decimal { return _EncodedNode(.value(decimalValue(d))) }
@@ -765,7 +772,9 @@ extension Value: Codable {
 
     /// Decodes any JSON-like value with any `Decoder` (for example `JSONDecoder`).
     ///
-    /// Integers that fit `Int64` become `.int`, other numbers `.double`.
+    /// Integers that fit `Int64` become `.int`, other numbers `.double`. (`JSONEncoder` writes
+    /// an integral `Double` such as `4.6e18` as plain digits, so a large integral double that
+    /// went through it comes back as the integer its text names.)
     /// - Throws: `DecodingError.dataCorrupted` if the decoder offers none of the JSON shapes.
     public init(from decoder: any Decoder) throws {
         if let d = decoder as? _ValueDecoder { self = d.value; return }
@@ -800,9 +809,10 @@ extension Value: Codable {
 /// reads a date, optionally followed by `T` (or a space) and a time with optional seconds,
 /// fraction and zone (`Z`, `±hh:mm`, `±hhmm`, `±hh`; none means UTC).
 enum ISO8601Text {
-    static func format(_ date: Date) -> String {
+    /// The text of `date`, or nil when it is not finite or absurdly far from 1970.
+    static func format(_ date: Date) -> String? {
         let t = date.timeIntervalSince1970 * 1000
-        guard t.isFinite, abs(t) < 9.2e18 else { return date.timeIntervalSince1970 < 0 ? "-inf" : "inf" }
+        guard t.isFinite, abs(t) < 3e16 else { return nil }  // about ±950,000 years
         let ms = Int64(t.rounded())
         var days = ms / 86_400_000
         var rem = ms % 86_400_000

@@ -428,8 +428,10 @@ struct IndexKeyTests {
         let sorted = docs.sorted { $0.key.lexicographicallyPrecedes($1.key) }
         let sortedKeys = sorted.map(\.key)
 
+        var totalAmbiguous = 0, clippedRanges = 0, truncatedInside = 0
         func check(_ exact: IndexKey.KeyRange, _ label: String, _ predicate: ([Value]) -> Bool) {
             let scanRange = exact.clipped()
+            if !scanRange.isExact { clippedRanges += 1 }
             // The cursor walk: seek to lower, stop at upper.
             var start = sortedKeys.firstIndex { !$0.lexicographicallyPrecedes(scanRange.lower) } ?? sortedKeys.count
             var found: Set<Int> = []
@@ -442,6 +444,7 @@ struct IndexKeyTests {
                     #expect(!predicate(e.tuple), "\(label): a matching entry was classified outside")
                 case .inside:
                     #expect(predicate(e.tuple), "\(label): an entry outside the range was classified inside")
+                    if e.truncated { truncatedInside += 1 }
                     found.insert(start)
                 case .ambiguous:
                     #expect(e.truncated)
@@ -452,6 +455,7 @@ struct IndexKeyTests {
             }
             let want = Set(sorted.indices.filter { predicate(sorted[$0].tuple) })
             #expect(found == want, "\(label): scan found \(found.count), expected \(want.count)")
+            totalAmbiguous += ambiguous
         }
 
         let cmp = { (x: Value, y: Value) in Value.compare(x, y) }
@@ -478,6 +482,10 @@ struct IndexKeyTests {
                 }
             }
         }
+        // The workload must reach every branch: clipped scans, ambiguous and decided truncated keys.
+        #expect(clippedRanges > 20)
+        #expect(totalAmbiguous > 20)
+        #expect(truncatedInside > 20)
     }
 
     @Test("Clipping widens long bounds and keeps short ones")
