@@ -1,0 +1,471 @@
+// MARK: - Binary document encoder
+//
+// Writes the format described in BinaryDocument.swift. Containers are written data
+// first: elements are appended as they arrive (from a `Value` or straight from JSON
+// text), their positions are remembered, and when the container closes its header and
+// offset table are inserted in front of the data (one move of the data per nesting
+// level). Object members keep document order in the data area; only the offset table
+// is sorted by key, and a duplicated key keeps its last value.
+
+/// Encodes values and JSON text into the binary document format.
+///
+/// ```swift
+/// let bytes = try BinaryEncoder.encodeJSON(#"{"name": "Alice", "age": 30}"#)
+/// ```
+public enum BinaryEncoder {
+    /// The binary document (header and root) of `value`.
+    ///
+    /// MISSING members of objects are left out; MISSING array elements and a MISSING root
+    /// are written as null. Object keys are sorted by UTF-8 bytes.
+    public static func encode(_ value: Value) -> [UInt8] {
+        var out: [UInt8] = []
+        encode(value, into: &out)
+        return out
+    }
+
+    /// Appends the binary document (header and root) of `value` to `out`.
+    public static func encode(_ value: Value, into out: inout [UInt8]) {
+        var b = BinaryBuilder(capacity: 256)
+        defer { b.deallocate() }
+        b.buffer.append(BinaryFormat.header)
+        b.write(value)
+        b.buffer.copy(into: &out)
+    }
+
+    /// Encodes JSON text straight into a binary document, in one pass and without
+    /// building a `Value`.
+    ///
+    /// The JSON rules are `JSONReader`'s (strict RFC 8259; duplicate keys: the last wins).
+    /// - Throws: `JSONError` with the position of the first error.
+    public static func encodeJSON(_ json: UnsafeRawBufferPointer, maxDepth: Int = JSONReader.defaultMaxDepth) throws(JSONError) -> [UInt8] {
+        var out: [UInt8] = []
+        try encodeJSON(json, into: &out, maxDepth: maxDepth)
+        return out
+    }
+
+    /// Appends the binary document of JSON text to `out` (unchanged on error).
+    public static func encodeJSON(_ json: UnsafeRawBufferPointer, into out: inout [UInt8], maxDepth: Int = JSONReader.defaultMaxDepth) throws(JSONError) {
+        var b = BinaryBuilder(capacity: json.count + 16)
+        b.buffer.append(BinaryFormat.header)
+        var scanner = JSONScanner(json, maxDepth: maxDepth, sink: b)
+        do {
+            try scanner.parseDocument()
+        } catch {
+            scanner.sink.deallocate()
+            var e = error
+            e.locate(in: json)
+            throw e
+        }
+        scanner.sink.buffer.copy(into: &out)
+        scanner.sink.deallocate()
+    }
+
+    /// Encodes JSON text straight into a binary document.
+    public static func encodeJSON(_ json: String, maxDepth: Int = JSONReader.defaultMaxDepth) throws(JSONError) -> [UInt8] {
+        var json = json
+        let r: Result<[UInt8], JSONError> = json.withUTF8 { buf in
+            do throws(JSONError) { return .success(try encodeJSON(UnsafeRawBufferPointer(buf), maxDepth: maxDepth)) } catch {
+                return .failure(error)
+            }
+        }
+        return try r.get()
+    }
+
+    /// Encodes JSON text straight into a binary document.
+    public static func encodeJSON(_ json: [UInt8], maxDepth: Int = JSONReader.defaultMaxDepth) throws(JSONError) -> [UInt8] {
+        let r: Result<[UInt8], JSONError> = json.withUnsafeBytes { buf in
+            do throws(JSONError) { return .success(try encodeJSON(buf, maxDepth: maxDepth)) } catch { return .failure(error) }
+        }
+        return try r.get()
+    }
+
+    /// The decimal form (m, e) of `d` such that `m × 10^e` evaluates back to exactly `d`
+    /// (see the format notes), with the fewest digits; nil if there is none.
+    static func decimalForm(_ d: Double) -> (mantissa: Int64, exponent: Int)? {
+        guard d.isFinite else { return nil }
+        if d == 0 { return d.sign == .minus ? nil : (0, 0) }
+        let limit = Double(BinaryFormat.twoTo53)
+        if d.magnitude <= limit {
+            for k in 0...22 {
+                let scaled = d * exactPowersOfTen[k]
+                if scaled.magnitude > limit { return nil }
+                let r = scaled.rounded()
+                if (r / exactPowersOfTen[k]).bitPattern == d.bitPattern { return (Int64(r), -k) }
+            }
+            return nil
+        }
+        for k in 1...22 {
+            let r = (d / exactPowersOfTen[k]).rounded()
+            if r.magnitude > limit { continue }
+            if (r * exactPowersOfTen[k]).bitPattern == d.bitPattern { return (Int64(r), k) }
+        }
+        return nil
+    }
+}
+
+// MARK: - Byte buffer
+
+/// A growable byte buffer with manual lifetime (the owner calls `deallocate()`).
+struct ByteBuffer {
+    var base: UnsafeMutablePointer<UInt8>
+    var count = 0
+    var capacity: Int
+
+    init(capacity: Int) {
+        self.capacity = max(capacity, 16)
+        self.base = .allocate(capacity: self.capacity)
+    }
+
+    func deallocate() { base.deallocate() }
+
+    @inline(never)
+    mutating func grow(_ minimum: Int) {
+        var c = capacity &* 2
+        while c < minimum { c &*= 2 }
+        let nb = UnsafeMutablePointer<UInt8>.allocate(capacity: c)
+        nb.update(from: base, count: count)
+        base.deallocate()
+        base = nb
+        capacity = c
+    }
+
+    @inline(__always)
+    mutating func reserve(_ extra: Int) {
+        if count &+ extra > capacity { grow(count &+ extra) }
+    }
+
+    @inline(__always)
+    mutating func append(_ b: UInt8) {
+        if count == capacity { grow(count &+ 1) }
+        base[count] = b
+        count &+= 1
+    }
+
+    @inline(__always)
+    mutating func append(_ bytes: UnsafeRawBufferPointer) {
+        let n = bytes.count
+        guard n > 0 else { return }
+        reserve(n)
+        UnsafeMutableRawPointer(base + count).copyMemory(from: bytes.baseAddress.unsafelyUnwrapped, byteCount: n)
+        count &+= n
+    }
+
+    @inline(__always)
+    mutating func appendVarint(_ v: Int) {
+        var u = UInt(bitPattern: v)
+        reserve(10)
+        while u >= 0x80 {
+            base[count] = UInt8(truncatingIfNeeded: u) | 0x80
+            count &+= 1
+            u >>= 7
+        }
+        base[count] = UInt8(u)
+        count &+= 1
+    }
+
+    /// Writes `v` as a varint at `p` (the space must exist) and returns the next position.
+    @inline(__always)
+    func putVarint(_ v: Int, at p: Int) -> Int {
+        var u = UInt(bitPattern: v)
+        var q = p
+        while u >= 0x80 {
+            base[q] = UInt8(truncatingIfNeeded: u) | 0x80
+            q &+= 1
+            u >>= 7
+        }
+        base[q] = UInt8(u)
+        return q &+ 1
+    }
+
+    func copy(into out: inout [UInt8]) {
+        out.append(contentsOf: UnsafeBufferPointer(start: base, count: count))
+    }
+
+    /// The bytes of a stored key at `p`: (start, length).
+    @inline(__always)
+    func key(at p: Int) -> (start: Int, count: Int) {
+        var q = p
+        var n = 0
+        var shift = 0
+        while true {
+            let c = base[q]
+            q &+= 1
+            n |= Int(c & 0x7F) << shift
+            if c < 0x80 { break }
+            shift &+= 7
+        }
+        return (q, n)
+    }
+
+    /// Compares the keys stored at positions `a` and `b`; ties order by position.
+    @inline(__always)
+    func keyLess(_ a: Int, _ b: Int) -> Bool {
+        let ka = key(at: a), kb = key(at: b)
+        let r = compareBytes(UnsafeRawBufferPointer(start: base + ka.start, count: ka.count),
+                             UnsafeRawBufferPointer(start: base + kb.start, count: kb.count))
+        return r < 0 || (r == 0 && a < b)
+    }
+
+    @inline(__always)
+    func keysEqual(_ a: Int, _ b: Int) -> Bool {
+        let ka = key(at: a), kb = key(at: b)
+        return compareBytes(UnsafeRawBufferPointer(start: base + ka.start, count: ka.count),
+                            UnsafeRawBufferPointer(start: base + kb.start, count: kb.count)) == 0
+    }
+}
+
+@inline(__always)
+func varintLength(_ v: Int) -> Int {
+    var n = 1
+    var u = UInt(bitPattern: v) >> 7
+    while u != 0 { n &+= 1; u >>= 7 }
+    return n
+}
+
+// MARK: - Builder
+
+/// Builds a binary document from `JSONSink` events (or from a `Value`).
+struct BinaryBuilder: JSONSink {
+    struct Frame {
+        var data: Int
+        var entries: Int
+        var isObject: Bool
+    }
+
+    var buffer: ByteBuffer
+    /// Start positions of the elements / members of the open containers.
+    var entries: [Int] = []
+    var frames: [Frame] = []
+    /// True when the innermost open container is an array (each value is an element).
+    var inArray = false
+
+    init(capacity: Int) {
+        buffer = ByteBuffer(capacity: capacity)
+        entries.reserveCapacity(32)
+        frames.reserveCapacity(8)
+    }
+
+    func deallocate() { buffer.deallocate() }
+
+    @inline(__always)
+    mutating func element() {
+        if inArray { entries.append(buffer.count) }
+    }
+
+    mutating func null() {
+        element()
+        buffer.append(BinaryFormat.null)
+    }
+
+    mutating func bool(_ b: Bool) {
+        element()
+        buffer.append(b ? BinaryFormat.trueTag : BinaryFormat.falseTag)
+    }
+
+    mutating func int(_ i: Int64) {
+        element()
+        if i >= 0 && i < 32 {
+            buffer.append(BinaryFormat.smallInt | UInt8(i))
+            return
+        }
+        let magnitude = i < 0 ? ~i : i
+        let bits = 65 &- magnitude.leadingZeroBitCount // with the sign bit
+        let n = (bits &+ 7) >> 3
+        buffer.reserve(9)
+        buffer.base[buffer.count] = BinaryFormat.int | UInt8(n &- 1)
+        var u = UInt64(bitPattern: i)
+        for k in 1...n {
+            buffer.base[buffer.count &+ k] = UInt8(truncatingIfNeeded: u)
+            u >>= 8
+        }
+        buffer.count &+= n &+ 1
+    }
+
+    mutating func double(_ d: Double, mantissa: Int64, exponent: Int) {
+        element()
+        var m = mantissa, e = exponent
+        if e == Int.min {
+            guard let f = BinaryEncoder.decimalForm(d) else { return writeRawDouble(d) }
+            (m, e) = f
+        }
+        // Fewer digits, same value: (m/10) op 10^(e+1) is the same correctly rounded
+        // quotient/product of the same exact rational.
+        while m != 0 && m % 10 == 0 && e < 22 {
+            m /= 10
+            e &+= 1
+        }
+        let z = UInt64(bitPattern: (m << 1) ^ (m >> 63))
+        let len = varintLength(Int(bitPattern: UInt(z)))
+        if len &+ 2 >= 9 { return writeRawDouble(d) }
+        buffer.append(BinaryFormat.decimal)
+        buffer.appendVarint(Int(bitPattern: UInt(z)))
+        buffer.append(UInt8(bitPattern: Int8(e)))
+    }
+
+    mutating func writeRawDouble(_ d: Double) {
+        buffer.reserve(9)
+        buffer.base[buffer.count] = BinaryFormat.double
+        UnsafeMutableRawPointer(buffer.base + (buffer.count &+ 1)).storeBytes(of: d.bitPattern.littleEndian, as: UInt64.self)
+        buffer.count &+= 9
+    }
+
+    mutating func string(_ utf8: UnsafeRawBufferPointer) {
+        element()
+        let n = utf8.count
+        if n <= BinaryFormat.maxInlineStringLength {
+            buffer.append(BinaryFormat.string | UInt8(n))
+        } else {
+            buffer.append(BinaryFormat.longString)
+            buffer.appendVarint(n)
+        }
+        buffer.append(utf8)
+    }
+
+    mutating func key(_ utf8: UnsafeRawBufferPointer) {
+        entries.append(buffer.count)
+        buffer.appendVarint(utf8.count)
+        buffer.append(utf8)
+    }
+
+    mutating func beginArray() {
+        element()
+        frames.append(Frame(data: buffer.count, entries: entries.count, isObject: false))
+        inArray = true
+    }
+
+    mutating func beginObject() {
+        element()
+        frames.append(Frame(data: buffer.count, entries: entries.count, isObject: true))
+        inArray = false
+    }
+
+    mutating func endArray() {
+        let f = frames.removeLast()
+        finish(f, count: entries.count &- f.entries)
+        entries.removeSubrange(f.entries...)
+        inArray = frames.last.map { !$0.isObject } ?? false
+    }
+
+    mutating func endObject() {
+        let f = frames.removeLast()
+        let n = sortMembers(from: f.entries)
+        finish(f, count: n)
+        entries.removeSubrange(f.entries...)
+        inArray = frames.last.map { !$0.isObject } ?? false
+    }
+
+    /// Sorts the member entries from `start` by key and drops all but the last of equal
+    /// keys; returns the number of members left (they stay at `entries[start...]`).
+    mutating func sortMembers(from start: Int) -> Int {
+        let end = entries.count
+        let n = end &- start
+        if n < 2 { return n }
+        let buf = buffer
+        var sorted = true
+        for i in (start &+ 1)..<end where !buf.keyLess(entries[i &- 1], entries[i]) { sorted = false; break }
+        if sorted { return n }
+        if n <= 16 {
+            for i in (start &+ 1)..<end {
+                let x = entries[i]
+                var j = i
+                while j > start && buf.keyLess(x, entries[j &- 1]) {
+                    entries[j] = entries[j &- 1]
+                    j &-= 1
+                }
+                entries[j] = x
+            }
+        } else {
+            entries[start..<end].sort { buf.keyLess($0, $1) }
+        }
+        // Equal keys are adjacent, in document order: keep the last of each run.
+        var w = start
+        var i = start
+        while i < end {
+            var last = i
+            while last &+ 1 < end && buf.keysEqual(entries[i], entries[last &+ 1]) { last &+= 1 }
+            entries[w] = entries[last]
+            w &+= 1
+            i = last &+ 1
+        }
+        entries.removeSubrange(w..<end)
+        return w &- start
+    }
+
+    /// Inserts the header and offset table of a finished container in front of its data.
+    mutating func finish(_ f: Frame, count n: Int) {
+        let dataSize = buffer.count &- f.data
+        let e = f.entries
+        var stride = 0
+        if !f.isObject && n >= 2 {
+            let s = entries[e &+ 1] &- entries[e]
+            if s &* n == dataSize {
+                stride = s
+                for i in (e &+ 2)..<(e &+ n) where entries[i] &- entries[i &- 1] != s {
+                    stride = 0
+                    break
+                }
+            }
+        }
+        var width = 1
+        if stride != 0 && varintLength(stride) <= n {
+            width = 0
+        } else {
+            stride = 0
+            var maxOffset = 0
+            for i in e..<(e &+ n) { maxOffset = max(maxOffset, entries[i] &- f.data) }
+            width = maxOffset < 0x100 ? 1 : (maxOffset < 0x1_0000 ? 2 : 4)
+        }
+        let countField = min(n, 7)
+        let code = width == 0 ? 3 : (width == 1 ? 0 : (width == 2 ? 1 : 2))
+        var headerSize = 1
+        if n >= 7 { headerSize &+= varintLength(n) }
+        headerSize &+= width == 0 ? varintLength(stride) : n &* width
+
+        buffer.reserve(headerSize)
+        let base = buffer.base
+        (base + (f.data &+ headerSize)).update(from: base + f.data, count: dataSize) // overlapping move
+        buffer.count &+= headerSize
+
+        var p = f.data
+        base[p] = (f.isObject ? BinaryFormat.object : BinaryFormat.array) | UInt8(countField << 2) | UInt8(code)
+        p &+= 1
+        if n >= 7 { p = buffer.putVarint(n, at: p) }
+        if width == 0 {
+            _ = buffer.putVarint(stride, at: p)
+            return
+        }
+        let raw = UnsafeMutableRawPointer(base + p)
+        for i in 0..<n {
+            let rel = entries[e &+ i] &- f.data
+            switch width {
+            case 1: raw.storeBytes(of: UInt8(truncatingIfNeeded: rel), toByteOffset: i, as: UInt8.self)
+            case 2: raw.storeBytes(of: UInt16(truncatingIfNeeded: rel).littleEndian, toByteOffset: 2 &* i, as: UInt16.self)
+            default: raw.storeBytes(of: UInt32(truncatingIfNeeded: rel).littleEndian, toByteOffset: 4 &* i, as: UInt32.self)
+            }
+        }
+    }
+
+    // MARK: From a Value
+
+    mutating func write(_ value: Value) {
+        switch value {
+        case .missing, .null: null()
+        case .bool(let b): bool(b)
+        case .int(let i): int(i)
+        case .double(let d): double(d, mantissa: 0, exponent: Int.min)
+        case .string(let s): withUTF8Bytes(of: s) { string($0) }
+        case .array(let a):
+            beginArray()
+            for v in a { write(v) }
+            endArray()
+        case .object(let o):
+            beginObject()
+            for (k, v) in o {
+                if case .missing = v { continue }
+                withUTF8Bytes(of: k) { key($0) }
+                write(v)
+            }
+            endObject()
+        }
+    }
+}

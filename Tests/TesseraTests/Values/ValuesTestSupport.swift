@@ -1,0 +1,102 @@
+@testable import Tessera
+
+/// SplitMix64: a small seeded generator for reproducible value tests.
+struct ValuesTestRNG: RandomNumberGenerator {
+    var state: UInt64
+
+    init(seed: UInt64) { state = seed }
+
+    mutating func next() -> UInt64 {
+        state &+= 0x9E37_79B9_7F4A_7C15
+        var z = state
+        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+        return z ^ (z >> 31)
+    }
+
+    mutating func int(_ range: ClosedRange<Int>) -> Int { Int.random(in: range, using: &self) }
+    mutating func chance(_ p: Double) -> Bool { Double.random(in: 0..<1, using: &self) < p }
+}
+
+/// Builds random JSON-compatible values (no MISSING, no NaN/infinity).
+struct RandomValueGenerator {
+    var rng: ValuesTestRNG
+
+    static let scalars: [Unicode.Scalar] = [
+        "a", "b", "z", "A", "0", "9", " ", "_", "-", ".", "\"", "\\", "/", "\n", "\t", "\r",
+        "\u{0}", "\u{1}", "\u{1F}", "\u{7F}", "é", "ß", "中", "\u{FFFF}", "\u{FEFF}", "😀", "\u{10FFFF}",
+    ]
+
+    mutating func string(maxLength: Int = 12) -> String {
+        var s = String.UnicodeScalarView()
+        let n = rng.chance(0.1) ? rng.int(20...80) : rng.int(0...maxLength)
+        for _ in 0..<n {
+            if rng.chance(0.7) {
+                s.append(Unicode.Scalar(UInt8(rng.int(0x61...0x7A))))
+            } else {
+                s.append(Self.scalars[rng.int(0...(Self.scalars.count - 1))])
+            }
+        }
+        return String(s)
+    }
+
+    mutating func double() -> Double {
+        switch rng.int(0...5) {
+        case 0: // any finite bit pattern
+            while true {
+                let d = Double(bitPattern: rng.next())
+                if d.isFinite { return d }
+            }
+        case 1: return Double(rng.int(-100_000...100_000)) / 100 // short decimals
+        case 2: return Double(rng.int(-1_000_000...1_000_000)) * 1e-7
+        case 3: return Double.random(in: -1e6...1e6, using: &rng)
+        case 4: return [0.1, 0.5, -0.0, 0.0, 1e-300, .leastNonzeroMagnitude, 1.7976931348623157e308, 2.0, 1e22, 1e23, 123456789.125][rng.int(0...10)]
+        default: return Double(rng.int(-50...50)) * 1e15
+        }
+    }
+
+    mutating func int() -> Int64 {
+        switch rng.int(0...3) {
+        case 0: return Int64(rng.int(0...31))
+        case 1: return Int64(rng.int(-1000...1000))
+        case 2: return Int64(bitPattern: rng.next()) >> UInt64(rng.int(0...63))
+        default: return [Int64.min, Int64.max, Int64.min + 1, -1, 255, 256, -129, 65536][rng.int(0...7)]
+        }
+    }
+
+    mutating func value(depth: Int = 0) -> Value {
+        let containerChance = depth == 0 ? 1.0 : (depth > 4 ? 0.0 : 0.3)
+        if rng.chance(containerChance) {
+            if depth > 0 && rng.chance(0.4) {
+                let n = rng.chance(0.05) ? rng.int(10...300) : rng.int(0...6)
+                return .array((0..<n).map { _ in value(depth: depth + 1) })
+            }
+            let n = rng.chance(0.05) ? rng.int(10...300) : rng.int(0...8)
+            var o: [String: Value] = [:]
+            for _ in 0..<n { o[string(maxLength: 8)] = value(depth: depth + 1) }
+            return .object(o)
+        }
+        switch rng.int(0...6) {
+        case 0: return .null
+        case 1: return .bool(rng.chance(0.5))
+        case 2, 3: return .int(int())
+        case 4: return .double(double())
+        default: return .string(string())
+        }
+    }
+}
+
+/// Strict equality that also distinguishes int from double and compares doubles by bits.
+func identical(_ a: Value, _ b: Value) -> Bool {
+    switch (a, b) {
+    case (.missing, .missing), (.null, .null): return true
+    case (.bool(let x), .bool(let y)): return x == y
+    case (.int(let x), .int(let y)): return x == y
+    case (.double(let x), .double(let y)): return x.bitPattern == y.bitPattern
+    case (.string(let x), .string(let y)): return x.utf8.elementsEqual(y.utf8)
+    case (.array(let x), .array(let y)): return x.count == y.count && zip(x, y).allSatisfy { identical($0, $1) }
+    case (.object(let x), .object(let y)):
+        return x.count == y.count && x.allSatisfy { k, v in y[k].map { identical(v, $0) } ?? false }
+    default: return false
+    }
+}
