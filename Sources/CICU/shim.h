@@ -12,6 +12,7 @@
 #include <unicode/usearch.h>
 #include <unicode/uregex.h>
 #include <unicode/uloc.h>
+#include <unicode/ustring.h>
 
 // MARK: - Collation
 
@@ -33,6 +34,17 @@ static inline UCollationResult tessera_ucol_strcollUTF8(const UCollator *coll, c
 static inline UCollationResult tessera_ucol_strcoll(const UCollator *coll, const UChar *a, int32_t aLength,
                                                     const UChar *b, int32_t bLength) {
     return ucol_strcoll(coll, a, aLength, b, bLength);
+}
+
+// MARK: - Case mapping
+
+static inline int32_t tessera_u_strToLower(UChar *dest, int32_t destCapacity, const UChar *src, int32_t srcLength,
+                                           const char *locale, UErrorCode *status) {
+    return u_strToLower(dest, destCapacity, src, srcLength, locale, status);
+}
+static inline int32_t tessera_u_strToUpper(UChar *dest, int32_t destCapacity, const UChar *src, int32_t srcLength,
+                                           const char *locale, UErrorCode *status) {
+    return u_strToUpper(dest, destCapacity, src, srcLength, locale, status);
 }
 
 // MARK: - Collation-aware search

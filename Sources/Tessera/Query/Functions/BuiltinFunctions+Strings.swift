@@ -1,3 +1,5 @@
+import CICU
+
 // SPEC §6.5: string functions. Non-strings give NULL.
 
 extension BuiltinFunctions {
@@ -18,20 +20,21 @@ extension BuiltinFunctions {
         }
     }
 
-    /// `LOWER(s)`: Unicode lower-case mapping (locale-independent).
+    /// `LOWER(s)`: full Unicode lower-case mapping in the root locale, with its context rules
+    /// (a word-final `Σ` becomes `ς`).
     static func lower(_ v: Value) -> Value {
         switch v {
         case .missing, .null: return v
-        case .string(let s): return .string(s.lowercased())
+        case .string(let s): return .string(unicodeCaseMap(s, upper: false))
         default: return .null
         }
     }
 
-    /// `UPPER(s)`: Unicode upper-case mapping (locale-independent, `ß` → `SS`).
+    /// `UPPER(s)`: full Unicode upper-case mapping in the root locale (`ß` → `SS`).
     static func upper(_ v: Value) -> Value {
         switch v {
         case .missing, .null: return v
-        case .string(let s): return .string(s.uppercased())
+        case .string(let s): return .string(unicodeCaseMap(s, upper: true))
         default: return .null
         }
     }
@@ -56,6 +59,34 @@ extension BuiltinFunctions {
             return .string(String(scalars[start..<end]))
         default: return .null
         }
+    }
+}
+
+/// Full Unicode case mapping (ICU, root locale); ASCII-only strings take a fast path.
+func unicodeCaseMap(_ s: String, upper: Bool) -> String {
+    if s.utf8.allSatisfy({ $0 < 0x80 }) {
+        var bytes = Array(s.utf8)
+        for i in bytes.indices {
+            let b = bytes[i]
+            if upper, b >= 97, b <= 122 { bytes[i] = b - 32 } else if !upper, b >= 65, b <= 90 { bytes[i] = b + 32 }
+        }
+        return String(decoding: bytes, as: UTF8.self)
+    }
+    let src = Array(s.utf16)
+    var capacity = src.count + src.count / 2 + 8
+    while true {
+        var dest = [UInt16](repeating: 0, count: capacity)
+        var status = U_ZERO_ERROR
+        let n = src.withUnsafeBufferPointer { sp in
+            dest.withUnsafeMutableBufferPointer { dp in
+                upper
+                    ? tessera_u_strToUpper(dp.baseAddress, Int32(dp.count), sp.baseAddress, Int32(sp.count), "", &status)
+                    : tessera_u_strToLower(dp.baseAddress, Int32(dp.count), sp.baseAddress, Int32(sp.count), "", &status)
+            }
+        }
+        if status == U_BUFFER_OVERFLOW_ERROR || Int(n) > capacity { capacity = Int(n) + 1; continue }
+        guard status.rawValue <= U_ZERO_ERROR.rawValue else { return upper ? s.uppercased() : s.lowercased() }
+        return String(decoding: dest[0..<Int(n)], as: UTF16.self)
     }
 }
 

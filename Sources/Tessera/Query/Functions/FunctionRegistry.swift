@@ -275,14 +275,14 @@ public enum FunctionRegistry {
         // §6.8 Dates
         d += [
             fn("STR_TO_MILLIS", 1, 1, qb: true) { a, ctx in F.strToMillis(a[0], ctx) },
-            fn("STR_TO_UTC", 1, 2, qb: true) { a, ctx in F.strToZone(a[0], nil, a.count > 1 ? a[1] : nil, ctx, utc: true) },
-            fn("STR_TO_TZ", 2, 3) { a, ctx in F.strToZone(a[0], a[1], a.count > 2 ? a[2] : nil, ctx, utc: false) },
-            fn("MILLIS_TO_STR", 1, 2, qb: true) { a, ctx in F.millisToString(a[0], nil, a.count > 1 ? a[1] : nil, ctx, mode: .local) },
-            fn("MILLIS_TO_UTC", 1, 2, qb: true) { a, ctx in F.millisToString(a[0], nil, a.count > 1 ? a[1] : nil, ctx, mode: .utc) },
-            fn("MILLIS_TO_TZ", 2, 3) { a, ctx in F.millisToString(a[0], a[1], a.count > 2 ? a[2] : nil, ctx, mode: .offset) },
+            fn("STR_TO_UTC", 1, 2, qb: true) { a, ctx in F.strToZone(a[0], nil, optionalArgument(a, 1), ctx, utc: true) },
+            fn("STR_TO_TZ", 2, 3) { a, ctx in F.strToZone(a[0], a[1], optionalArgument(a, 2), ctx, utc: false) },
+            fn("MILLIS_TO_STR", 1, 2, qb: true) { a, ctx in F.millisToString(a[0], nil, optionalArgument(a, 1), ctx, mode: .local) },
+            fn("MILLIS_TO_UTC", 1, 2, qb: true) { a, ctx in F.millisToString(a[0], nil, optionalArgument(a, 1), ctx, mode: .utc) },
+            fn("MILLIS_TO_TZ", 2, 3) { a, ctx in F.millisToString(a[0], a[1], optionalArgument(a, 2), ctx, mode: .offset) },
             fn("DATE_DIFF_STR", 3, 3) { a, _ in F.dateDiffStr(a[0], a[1], a[2]) },
             fn("DATE_DIFF_MILLIS", 3, 3) { a, _ in F.dateDiffMillis(a[0], a[1], a[2]) },
-            fn("DATE_ADD_STR", 3, 4) { a, _ in F.dateAddStr(a[0], a[1], a[2], a.count > 3 ? a[3] : nil) },
+            fn("DATE_ADD_STR", 3, 4) { a, _ in F.dateAddStr(a[0], a[1], a[2], optionalArgument(a, 3)) },
             fn("DATE_ADD_MILLIS", 3, 3) { a, _ in F.dateAddMillis(a[0], a[1], a[2]) },
         ]
         return d

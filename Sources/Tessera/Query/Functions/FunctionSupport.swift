@@ -75,3 +75,10 @@ func truncatedInteger(_ v: Value) -> Int64? {
     default: return nil
     }
 }
+
+/// The argument at `index` when present. (Spelled out because `Value` is
+/// `ExpressibleByNilLiteral`: a bare `nil` next to a `Value` would become NULL, not "absent".)
+@inline(__always)
+func optionalArgument(_ args: [Value], _ index: Int) -> Value? {
+    index < args.count ? Optional.some(args[index]) : Optional.none
+}
