@@ -25,8 +25,13 @@ let package = Package(
             name: "CStemmer",
             providers: [.apt(["libstemmer-dev"])]
         ),
+        .systemLibrary(
+            name: "CICU",
+            pkgConfig: "icu-i18n",
+            providers: [.apt(["libicu-dev"])]
+        ),
         .target(name: "LMDB", dependencies: ["CLMDB"]),
-        .target(name: "Tessera", dependencies: ["LMDB", "CStemmer"]),
+        .target(name: "Tessera", dependencies: ["LMDB", "CStemmer", "CICU"]),
         .executableTarget(name: "tessera", dependencies: ["Tessera"]),
         .testTarget(name: "LMDBTests", dependencies: ["LMDB"]),
         .testTarget(name: "TesseraTests", dependencies: ["Tessera", "LMDB"]),

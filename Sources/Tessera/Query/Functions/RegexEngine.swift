@@ -1,0 +1,171 @@
+import CICU
+
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+// Regular expressions for SPEC §6.6 on ICU's regex engine (ECMAScript-like syntax: classes
+// \d \w \s \b, lazy quantifiers, look-ahead, groups and back-references; case-sensitive).
+//
+// Patterns are usually constants, so compiled patterns are cached. An ICU regex object holds
+// its match state and cannot be shared between threads, so each thread keeps its own cache
+// (bounded; cleared when full).
+
+/// One compiled pattern (owned by a single thread's cache).
+final class CompiledRegex {
+    /// The ICU regex object.
+    let handle: OpaquePointer
+    /// The number of capture groups.
+    let groupCount: Int
+
+    /// Compiles `pattern`; nil when it is not a valid regular expression.
+    init?(pattern: String) {
+        let units = Array(pattern.utf16)
+        var status = U_ZERO_ERROR
+        let re = units.withUnsafeBufferPointer { p in
+            tessera_uregex_open(p.baseAddress, Int32(p.count), 0, &status)
+        }
+        guard let re, status.rawValue <= U_ZERO_ERROR.rawValue else {
+            if let re { tessera_uregex_close(re) }
+            return nil
+        }
+        handle = re
+        groupCount = Int(tessera_uregex_groupCount(re, &status))
+    }
+
+    deinit { tessera_uregex_close(handle) }
+
+    /// A match: UTF-16 ranges of the whole match and of each group (nil when a group did not
+    /// take part).
+    struct Match {
+        var range: Range<Int>
+        var groups: [Range<Int>?]
+    }
+
+    /// Runs `body` with this regex bound to `text` (UTF-16); the binding ends with the call.
+    func withText<R>(_ text: [UInt16], _ body: (Matcher) -> R) -> R {
+        text.withUnsafeBufferPointer { buf in
+            var status = U_ZERO_ERROR
+            // ICU needs a non-null pointer even for empty text.
+            var empty: UInt16 = 0
+            let base = buf.baseAddress ?? withUnsafeMutablePointer(to: &empty) { UnsafePointer($0) }
+            tessera_uregex_setText(handle, base, Int32(buf.count), &status)
+            defer {
+                var s = U_ZERO_ERROR
+                tessera_uregex_setText(handle, &empty, 0, &s)
+            }
+            return body(Matcher(regex: self))
+        }
+    }
+
+    /// Match operations on the bound text.
+    struct Matcher {
+        let regex: CompiledRegex
+
+        /// True when the whole text matches.
+        func matchesWhole() -> Bool {
+            var status = U_ZERO_ERROR
+            let r = tessera_uregex_matches(regex.handle, 0, &status)
+            return status.rawValue <= U_ZERO_ERROR.rawValue && r != 0
+        }
+
+        /// The first match, if any.
+        func first() -> Match? {
+            var status = U_ZERO_ERROR
+            guard tessera_uregex_find(regex.handle, 0, &status) != 0, status.rawValue <= U_ZERO_ERROR.rawValue else { return nil }
+            return current()
+        }
+
+        /// The match after the previous one, if any.
+        func next() -> Match? {
+            var status = U_ZERO_ERROR
+            guard tessera_uregex_findNext(regex.handle, &status) != 0, status.rawValue <= U_ZERO_ERROR.rawValue else { return nil }
+            return current()
+        }
+
+        private func current() -> Match? {
+            var status = U_ZERO_ERROR
+            let s = Int(tessera_uregex_start(regex.handle, 0, &status))
+            let e = Int(tessera_uregex_end(regex.handle, 0, &status))
+            guard status.rawValue <= U_ZERO_ERROR.rawValue, s >= 0, e >= s else { return nil }
+            var groups: [Range<Int>?] = []
+            if regex.groupCount > 0 {
+                groups.reserveCapacity(regex.groupCount)
+                for g in 1...regex.groupCount {
+                    var st = U_ZERO_ERROR
+                    let gs = Int(tessera_uregex_start(regex.handle, Int32(g), &st))
+                    let ge = Int(tessera_uregex_end(regex.handle, Int32(g), &st))
+                    groups.append(st.rawValue <= U_ZERO_ERROR.rawValue && gs >= 0 && ge >= gs ? gs..<ge : nil)
+                }
+            }
+            return Match(range: s..<e, groups: groups)
+        }
+
+        /// The group number of a named group, if the pattern has one of that name.
+        func groupNumber(named name: String) -> Int? {
+            let units = Array(name.utf16)
+            var status = U_ZERO_ERROR
+            let n = units.withUnsafeBufferPointer { p in
+                tessera_uregex_groupNumberFromName(regex.handle, p.baseAddress, Int32(p.count), &status)
+            }
+            return status.rawValue <= U_ZERO_ERROR.rawValue && n > 0 ? Int(n) : nil
+        }
+    }
+}
+
+/// The calling thread's compiled patterns.
+enum RegexCache {
+    /// Most patterns a thread keeps compiled.
+    static let capacity = 64
+
+    /// The compiled form of `pattern`, or nil when it is invalid (also cached).
+    static func regex(_ pattern: String) -> CompiledRegex? {
+        RegexThreadCache.current.regex(pattern)
+    }
+}
+
+/// The pthread key of each thread's `RegexThreadCache`, released when the thread exits.
+private let regexCacheKey: pthread_key_t = {
+    var key = pthread_key_t()
+    let rc = pthread_key_create(&key) { raw in
+        guard let raw else { return }
+        Unmanaged<RegexThreadCache>.fromOpaque(raw).release()
+    }
+    precondition(rc == 0, "pthread_key_create failed for the regex cache")
+    return key
+}()
+
+/// One thread's compiled regexes; reached only by its own thread.
+private final class RegexThreadCache {
+    private var entries: [String: CompiledRegex?] = [:]
+    private var lastPattern: String?
+    private var lastRegex: CompiledRegex?
+
+    static var current: RegexThreadCache {
+        if let raw = pthread_getspecific(regexCacheKey) {
+            return Unmanaged<RegexThreadCache>.fromOpaque(raw).takeUnretainedValue()
+        }
+        let cache = RegexThreadCache()
+        pthread_setspecific(regexCacheKey, Unmanaged.passRetained(cache).toOpaque())
+        return cache
+    }
+
+    func regex(_ pattern: String) -> CompiledRegex? {
+        if let lastPattern, lastPattern.utf8.elementsEqual(pattern.utf8) { return lastRegex }
+        let compiled: CompiledRegex?
+        if let hit = entries[pattern] {
+            compiled = hit
+        } else {
+            if entries.count >= RegexCache.capacity { entries.removeAll(keepingCapacity: true) }
+            compiled = CompiledRegex(pattern: pattern)
+            entries[pattern] = compiled
+        }
+        lastPattern = pattern
+        lastRegex = compiled
+        return compiled
+    }
+}
