@@ -1,4 +1,8 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 
 // Codable support for the value model: `ValueEncoder` / `ValueDecoder` turn `Encodable` /
 // `Decodable` Swift types into `Value`s and back directly (no JSON text in between), and
@@ -165,10 +169,9 @@ final class _ValueEncoder: Encoder, SingleValueEncodingContainer {
 
     static func decimalValue(_ d: Decimal) -> Value {
         if d.isNaN { return .double(.nan) }
-        let n = NSDecimalNumber(decimal: d)
-        let i = n.int64Value
-        if Decimal(i) == d { return .int(i) }
-        return .double(n.doubleValue)
+        let text = d.description
+        if let i = Int64(text) { return .int(i) }
+        return .double(Double(text) ?? .nan)
     }
 
     static func integer<I: BinaryInteger>(_ i: I, codingPath: [any CodingKey]) throws -> Value {

@@ -4,7 +4,7 @@
 extension BuiltinFunctions {
     /// The array payload, or the value the function returns instead (MISSING, NULL).
     @inline(__always)
-    static func arrayArgument(_ v: Value) -> Result<[Value], ValueResult> {
+    static func arrayArgument(_ v: Value) -> Swift.Result<[Value], ValueResult> {
         switch v {
         case .array(let a): return .success(a)
         case .missing: return .failure(ValueResult(.missing))

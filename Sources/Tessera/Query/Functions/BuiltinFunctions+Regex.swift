@@ -2,7 +2,7 @@
 
 extension BuiltinFunctions {
     /// The subject and compiled pattern, or the result to return instead.
-    private static func regexArguments(_ s: Value, _ re: Value) -> Result<(String, CompiledRegex), ValueResult> {
+    private static func regexArguments(_ s: Value, _ re: Value) -> Swift.Result<(String, CompiledRegex), ValueResult> {
         if let u = propagateUnknown(s, re) { return .failure(ValueResult(u)) }
         guard case .string(let text) = s, case .string(let pattern) = re,
               let compiled = RegexCache.regex(pattern)

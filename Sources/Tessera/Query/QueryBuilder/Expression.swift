@@ -2,7 +2,11 @@
 // wraps an `Expr`, the same AST the SQL++ parser produces, so a builder query equals its
 // SQL++ twin node for node.
 
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 
 /// Anything that is a query expression: builder values and their results.
 public protocol ExpressionProtocol: Sendable {
