@@ -10,7 +10,7 @@ enum RowSourceFactory {
             return UnnestScan(slot: slot, array: ExpressionCompiler.compile(path))
         case .indexScan(let scan):
             guard let store = sp.store else { throw DatabaseError(.notFound, "collection of '\(sp.source.alias)' is gone") }
-            return IndexScan(slot: scan.arraySources.first.map { _ in 0 } ?? slot, plan: scan, docs: store.docs,
+            return IndexScan(slot: slot, plan: scan, docs: store.docs,
                              includeDeleted: sp.source.includeDeleted)
         case .fullText(let ft):
             guard let store = sp.store else { throw DatabaseError(.notFound, "collection of '\(sp.source.alias)' is gone") }

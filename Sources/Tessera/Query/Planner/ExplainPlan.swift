@@ -36,6 +36,8 @@ public struct ExplainPlan: Sendable, CustomStringConvertible {
         public var covering: Bool
         /// Conditions still checked on each row of this source.
         public var filter: String?
+        /// For an array-index scan: the innermost UNNEST alias the index predicates apply to.
+        public var arrayAlias: String?
     }
 
     /// Sources in join order.
@@ -60,7 +62,8 @@ public struct ExplainPlan: Sendable, CustomStringConvertible {
         sources = plan.sources.map { sp in
             var s = Source(alias: sp.source.alias, collection: sp.source.collectionKey?.fullName, join: sp.source.join?.rawValue,
                            access: .fullScan, index: nil, keyRange: nil, covering: false,
-                           filter: sp.filter.isEmpty ? nil : sp.filter.map { printer.print($0) }.joined(separator: " AND "))
+                           filter: sp.filter.isEmpty ? nil : sp.filter.map { printer.print($0) }.joined(separator: " AND "),
+                           arrayAlias: nil)
             switch sp.access {
             case .fullScan: s.access = .fullScan
             case .unnest: s.access = .unnest
@@ -70,6 +73,7 @@ public struct ExplainPlan: Sendable, CustomStringConvertible {
                 s.index = scan.index.definition.name
                 s.keyRange = scan.describedPredicates.isEmpty ? nil : scan.describedPredicates
                 s.covering = scan.covering
+                if isArray, let last = scan.arraySources.last { s.arrayAlias = plan.sources[last].source.alias }
             case .fullText(let ft):
                 s.access = .fullText
                 s.index = ft.indexName
@@ -114,7 +118,8 @@ public struct ExplainPlan: Sendable, CustomStringConvertible {
                     line = "SCAN \(s.alias) USING \(kind) \(s.index!)"
                 }
             case .arrayIndexScan:
-                line = "SEARCH \(s.alias) USING ARRAY INDEX \(s.index!)" + (s.keyRange.map { " (\($0))" } ?? "")
+                line = "SEARCH \(s.arrayAlias ?? s.alias) USING ARRAY INDEX \(s.index!)" + (s.keyRange.map { " (\($0))" } ?? "")
+                    + (s.arrayAlias != nil ? " FOR \(s.alias)" : "")
             case .fullText:
                 line = "SEARCH \(s.alias) USING FULL-TEXT INDEX \(s.index!) (MATCH \(s.index!))"
             }

@@ -154,9 +154,10 @@ extension IndexSelection {
     }
 
     /// Matches one AND-term against index expressions (rebased to slot 0).
-    func match(term: BoundExpr, expressions: [BoundExpr], columnName: (Int) -> String) -> ColumnTerm? {
+    func match(term: BoundExpr, expressions: [BoundExpr], slot: Int? = nil, columnName: (Int) -> String) -> ColumnTerm? {
+        let slot = slot ?? source.index
         func col(_ e: BoundExpr) -> Int? {
-            guard let r = IndexSelection.rebase(e, from: source.index) else { return nil }
+            guard let r = IndexSelection.rebase(e, from: slot) else { return nil }
             return expressions.firstIndex(of: r)
         }
         func flip(_ op: BinaryOperator) -> BinaryOperator {

@@ -114,7 +114,75 @@ struct IndexSelection {
             if let b = bestChoice, !(choice.score > b.score) { continue }
             bestChoice = choice
         }
+        if !leftOuter {
+            for index in store.indexes where index.definition.type == .array {
+                guard let choice = try considerArray(index) else { continue }
+                if let b = bestChoice, !(choice.score > b.score) { continue }
+                bestChoice = choice
+            }
+        }
         return bestChoice
+    }
+
+    /// An array index serves an UNNEST chain over this source whose paths are the index's
+    /// levels, with predicates on the innermost alias (SPEC §9.3). The scan binds each parent
+    /// document once; the UNNESTs and their filters then run as usual.
+    private func considerArray(_ index: IndexStore) throws -> Choice? {
+        var chain: [Int] = []
+        var parent = source.index
+        for level in index.arrayLevels {
+            guard let u = query.sources.first(where: { s in
+                if case .unnest(.sourcePath(let p, let path)) = s.kind, p == parent, path == level, s.index > parent { return true }
+                return false
+            }) else { return nil }
+            chain.append(u.index)
+            parent = u.index
+        }
+        guard let innermost = chain.last else { return nil }
+        let exprs = index.expressions.isEmpty ? [BoundExpr.sourcePath(0, [])] : index.expressions
+        let names: [String] = exprs.map { e in
+            if case .sourcePath(_, let p) = e { return p.isEmpty ? query.sources[innermost].alias : SQLPathText.text(p) }
+            return BoundExprPrinter(sources: [query.sources[innermost]]).print(e)
+        }
+        var byColumn: [Int: [ColumnTerm]] = [:]
+        for t in terms where t.referencedSources == [innermost] || t.referencedSources.isSubset(of: Set(0..<source.index).union([innermost])) {
+            if let m = match(term: t, expressions: exprs, slot: innermost, columnName: { names[$0] }) {
+                byColumn[m.column, default: []].append(m)
+            }
+        }
+        var equalities: [[BoundExpr]] = []
+        var used: [ColumnTerm] = []
+        var rangeConstraint: ColumnConstraint?
+        var column = 0
+        while column < exprs.count, let ts = byColumn[column] {
+            if let eq = ts.first(where: { if case .equal = $0.constraint { return true } else { return false } }), case .equal(let v) = eq.constraint {
+                equalities.append(v); used.append(eq); column += 1; continue
+            }
+            var lower: (BoundExpr, Bool)?, upper: (BoundExpr, Bool)?
+            for t in ts {
+                switch t.constraint {
+                case .range(let lo, let hi):
+                    if lo != nil && lower != nil || hi != nil && upper != nil { continue }
+                    if let lo { lower = lo }
+                    if let hi { upper = hi }
+                    used.append(t)
+                case .prefix(let p):
+                    if rangeConstraint == nil && lower == nil && upper == nil { rangeConstraint = .prefix(p); used.append(t) }
+                case .equal: break
+                }
+            }
+            if lower != nil || upper != nil { rangeConstraint = .range(lower: lower, upper: upper) }
+            break
+        }
+        guard !used.isEmpty else { return nil }
+        var scan = IndexScanPlan(index: index, ranges: [], descending: false, covering: false,
+                                 describedPredicates: used.map(\.text).joined(separator: " AND "), satisfied: [],
+                                 usedColumns: equalities.count + (rangeConstraint == nil ? 0 : 1), expressions: exprs)
+        scan.arraySources = chain
+        scan.keys = IndexScanKeys(equalities: equalities, rangeConstraint: rangeConstraint)
+        let entries = try txn.count(index.table)
+        return Choice(access: .indexScan(scan), satisfied: [], satisfiesOrder: false,
+                      score: (equalities.count, rangeConstraint == nil ? 0 : 1, 0, -entries))
     }
 
     private func consider(_ index: IndexStore, candidates: [BoundExpr], onTerms: [BoundExpr], proven: [BoundExpr]) throws -> Choice? {
