@@ -7,4 +7,5 @@ final class FullTextIndexer: @unchecked Sendable {
     static func validate(_ def: IndexDefinition) throws {}
     func update(store: IndexStore, txn: Transaction, docID: String, old: UnsafeRawBufferPointer?, new: UnsafeRawBufferPointer?) throws {}
     func backfill(store: IndexStore, txn: Transaction, docs: Table) throws {}
+    func check(store: IndexStore, txn: Transaction, docs: Table, entries: inout Int) throws -> [String] { [] }
 }

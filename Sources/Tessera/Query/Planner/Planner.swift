@@ -162,6 +162,7 @@ struct IndexSelection {
             for t in ts {
                 switch t.constraint {
                 case .range(let lo, let hi):
+                    if rangeConstraint != nil { continue } // a LIKE prefix already constrains this column
                     if lo != nil && lower != nil || hi != nil && upper != nil { continue }
                     if let lo { lower = lo }
                     if let hi { upper = hi }
@@ -216,6 +217,7 @@ struct IndexSelection {
             for t in ts {
                 switch t.constraint {
                 case .range(let lo, let hi):
+                    if rangeConstraint != nil { continue } // a LIKE prefix already constrains this column
                     if lo != nil && lower != nil || hi != nil && upper != nil { continue }
                     if let lo { lower = lo }
                     if let hi { upper = hi }
