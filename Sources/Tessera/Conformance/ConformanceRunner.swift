@@ -73,6 +73,9 @@ public struct ConformanceRunner: Sendable {
         return report
     }
 
+    /// The fixture files (`*.json`) under a file or directory, sorted, recursively.
+    public static func fixtureFiles(in path: String) -> [String] { FixtureFiles.collect(path) }
+
     /// Runs one fixture file and returns a result per step (or one failure for a bad fixture).
     public func runFixture(at path: String) -> [ConformanceCaseResult] {
         let fixture: Fixture
