@@ -2,7 +2,7 @@ import LMDB
 
 /// What one data source currently holds while a row is being evaluated.
 struct SourceSlot {
-    enum State: UInt8 { case absent, document, element }
+    enum State: UInt8 { case absent, document, element, covered }
     var state: State = .absent
     /// The document ID bytes (in LMDB memory, valid for the read transaction).
     var id: UnsafeRawBufferPointer = UnsafeRawBufferPointer(start: nil, count: 0)
@@ -16,6 +16,9 @@ struct SourceSlot {
     var rank: Double = 0
     /// True when a MATCH drives this source and the current document matched.
     var matched = false
+    /// Covering index scan: the values of the index expressions (plain paths) for this entry.
+    var covered: [Value] = []
+    var coveredPaths: [[PathComponent]] = []
 
     var idString: String { String(decoding: id, as: UTF8.self) }
 
@@ -25,6 +28,7 @@ struct SourceSlot {
         case .absent: return .missing
         case .document: return body?.toValue() ?? .missing
         case .element: return element
+        case .covered: return .missing
         }
     }
 
@@ -37,6 +41,9 @@ struct SourceSlot {
             guard let body else { return .missing }
             return path.isEmpty ? body.toValue() : body.value(at: path)
         case .element: return path.isEmpty ? element : element.value(at: path)
+        case .covered:
+            for (i, p) in coveredPaths.enumerated() where p == path { return covered[i] }
+            return .missing
         }
     }
 }

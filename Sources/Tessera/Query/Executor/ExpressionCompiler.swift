@@ -225,6 +225,7 @@ enum ExpressionCompiler {
 
     /// `meta(src)` / `meta(src).key` of a slot.
     static func metaValue(_ s: SourceSlot, _ key: MetaKey?) -> Value {
+        if s.state == .covered, key == .id { return .string(s.idString) }
         guard s.state == .document, let r = s.record else { return .missing }
         switch key {
         case .id?: return .string(s.idString)

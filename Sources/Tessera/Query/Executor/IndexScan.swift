@@ -19,6 +19,8 @@ final class IndexScan: RowSource {
     private var rangeIndex = 0
     private var positioned = false
     private var cursor: Cursor?
+    /// Covering scans: the key's values are the row; index expression paths, in order.
+    private let coveredPaths: [[PathComponent]]?
 
     init(slot: Int, plan: IndexScanPlan, docs: Table, includeDeleted: Bool) {
         self.plan = plan
@@ -28,6 +30,9 @@ final class IndexScan: RowSource {
         equalities = plan.keys.equalities.map { $0.map { e in if case .literal = e { return nil } else { return ExpressionCompiler.compile(e) } } }
         recheck = plan.satisfied.map { ExpressionCompiler.compile($0) }
         dedupe = !plan.arraySources.isEmpty
+        coveredPaths = plan.covering ? plan.index.expressions.map { e in
+            if case .sourcePath(_, let p) = e { return p } else { return [] }
+        } : nil
         super.init(slot: slot)
     }
 
@@ -117,6 +122,10 @@ final class IndexScan: RowSource {
                         let id = UnsafeRawBufferPointer(rebasing: key[(n - 3 - idLength)..<(n - 3)])
                         var fresh = true
                         if dedupe { fresh = seen.insert(Array(id)).inserted }
+                        if fresh, m == .inside, let paths = coveredPaths, let values = try? IndexKey.values(fromKey: key) {
+                            ctx.slots[slot] = SourceSlot(state: .covered, id: id, covered: values, coveredPaths: paths)
+                            return true
+                        }
                         if fresh, try DocumentFetch.bind(ctx, slot: slot, table: docs, id: id, includeDeleted: includeDeleted) {
                             if m == .inside || recheck.allSatisfy({ Semantics.truth($0(ctx)) == .true }) { return true }
                         }

@@ -282,7 +282,9 @@ struct IndexSelection {
         }
         exprs += (q.whereClause?.conjuncts ?? []).filter { !satisfied.contains($0) }
         exprs += q.groupBy + (q.having.map { [$0] } ?? []) + q.orderBy.map(\.expr) + q.aggregates.flatMap(\.args)
-        let indexed = Set(index.expressions)
+        // Only plain property paths can be read back from a key.
+        let indexed = Set(index.expressions.filter { if case .sourcePath(0, let p) = $0 { return !p.isEmpty } else { return false } })
+        if indexed.isEmpty { return false }
         func covered(_ e: BoundExpr) -> Bool {
             if let r = IndexSelection.rebase(e, from: source.index), indexed.contains(r) { return true }
             switch e {
