@@ -34,7 +34,9 @@ let package = Package(
         .target(name: "Tessera", dependencies: ["LMDB", "CStemmer", "CICU"]),
         .executableTarget(name: "tessera", dependencies: ["Tessera"]),
         .testTarget(name: "LMDBTests", dependencies: ["LMDB"]),
-        .testTarget(name: "TesseraTests", dependencies: ["Tessera", "LMDB"]),
+        // A child process for crash tests: writes batches until killed with SIGKILL.
+        .executableTarget(name: "TesseraCrashWriter", dependencies: ["Tessera"], path: "Tests/CrashWriter"),
+        .testTarget(name: "TesseraTests", dependencies: ["Tessera", "LMDB", "TesseraCrashWriter"]),
         .testTarget(name: "ConformanceTests", dependencies: ["Tessera"]),
     ]
 )

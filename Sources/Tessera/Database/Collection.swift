@@ -63,6 +63,9 @@ public final class Collection: @unchecked Sendable, CustomStringConvertible {
         }
     }
 
+    /// True if a document (live or tombstone) is stored under `id`.
+    public func record(exists id: String) throws -> Bool { try record(id: id) != nil }
+
     /// Metadata of a stored document, tombstones included (nil if absent or purged).
     func record(id: String) throws -> DocumentRecord? {
         let store = try currentStore()
