@@ -24,10 +24,12 @@ final class CompiledRegex {
 
     /// Compiles `pattern`; nil when it is not a valid regular expression.
     init?(pattern: String) {
-        let units = Array(pattern.utf16)
+        // ICU rejects a zero length; an empty pattern is passed NUL-terminated (length -1).
+        let units = pattern.isEmpty ? [UInt16(0)] : Array(pattern.utf16)
+        let length = pattern.isEmpty ? -1 : units.count
         var status = U_ZERO_ERROR
         let re = units.withUnsafeBufferPointer { p in
-            tessera_uregex_open(p.baseAddress, Int32(p.count), 0, &status)
+            tessera_uregex_open(p.baseAddress, Int32(length), 0, &status)
         }
         guard let re, status.rawValue <= U_ZERO_ERROR.rawValue else {
             if let re { tessera_uregex_close(re) }
