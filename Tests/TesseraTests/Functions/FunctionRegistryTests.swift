@@ -29,7 +29,7 @@ struct FunctionRegistryTests {
         #expect(FunctionRegistry.specialFunction("LOWER") == nil)
     }
 
-    @Test(arguments: ["PREDICTION", "EUCLIDEAN_DISTANCE", "COSINE_DISTANCE", "APPROX_VECTOR_DISTANCE", "NO_SUCH_FUNCTION", "ISVALUED", "SUBSTR"])
+    @Test(arguments: ["PREDICTION", "EUCLIDEAN_DISTANCE", "COSINE_DISTANCE", "APPROX_VECTOR_DISTANCE", "NO_SUCH_FUNCTION", "ISVALUED", "SUBSTR", "NULLF", "IFMISSINGRONULL"])
     func enterpriseAndUnknownFunctionsAreAbsent(name: String) {
         #expect(FunctionRegistry.lookup(name) == nil)
         if case .unknown = FunctionRegistry.resolve(name) {} else { Issue.record("\(name) should be unknown") }
