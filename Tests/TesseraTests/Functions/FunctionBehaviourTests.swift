@@ -251,6 +251,19 @@ struct FunctionBehaviourTests {
         #expect(call("REGEXP_REPLACE", "a.b.c", "\\.", "", 1) == "ab.c")
         #expect(call("REGEXP_LIKE", "x", "[") == .null)
         #expect(call("REGEXP_LIKE", "", "") == true)
+        // ECMAScript classes are ASCII: \d is [0-9], \w is [A-Za-z0-9_].
+        #expect(call("REGEXP_LIKE", "123", "\\d+") == true)
+        #expect(call("REGEXP_LIKE", "١٢٣", "\\d+") == false)
+        #expect(call("REGEXP_LIKE", "é", "\\w") == false)
+        #expect(call("REGEXP_LIKE", "é", "\\W") == true)
+        #expect(call("REGEXP_LIKE", "1.5", "[\\d.]+") == true)
+        #expect(call("REGEXP_LIKE", "x", "[^\\d]") == true)
+        #expect(call("REGEXP_LIKE", "a\\d", "a\\\\d") == true)   // an escaped backslash stays literal
+        #expect(call("REGEXP_LIKE", "a b", "a\\sb") == true)
+        #expect(call("REGEXP_CONTAINS", "say hello", "\\bhello\\b") == true)
+        #expect(call("REGEXP_LIKE", "aaa", "a{2,}?a") == true)
+        #expect(call("REGEXP_LIKE", "abab", "(ab)\\1") == true)
+        #expect(call("REGEXP_CONTAINS", "price: 10 USD", "\\d+(?= USD)") == true)
     }
 
     @Test func regexCacheIsThreadSafe() async {

@@ -24,7 +24,7 @@ final class CompiledRegex {
 
     /// Compiles `pattern`; nil when it is not a valid regular expression.
     init?(pattern: String) {
-        let units = Array(pattern.utf16)
+        let units = Array(ecmaScriptPatternForICU(pattern).utf16)
         guard let re = units.withUnsafeBufferPointer({ tessera_regex_open($0.baseAddress, Int32($0.count)) }) else { return nil }
         handle = re
         groupCount = max(0, Int(tessera_regex_group_count(re)))
@@ -83,6 +83,32 @@ final class CompiledRegex {
             return n > 0 ? Int(n) : nil
         }
     }
+}
+
+/// Adapts ECMAScript escapes whose meaning differs in ICU: ECMAScript's `\d`, `\w` (and
+/// `\D`, `\W`) are ASCII-only, ICU's match any Unicode digit or word character. Everything
+/// else (`\s`, `\b`, classes, groups, look-ahead, lazy quantifiers, back-references) is
+/// passed through. Inside a character class the ASCII set nests as an ICU set union
+/// (`[\d.]` → `[[0-9].]`).
+func ecmaScriptPatternForICU(_ pattern: String) -> String {
+    guard pattern.utf8.contains(UInt8(ascii: "\\")) else { return pattern }
+    var out = ""
+    out.reserveCapacity(pattern.utf8.count + 16)
+    var it = pattern.unicodeScalars.makeIterator()
+    while let c = it.next() {
+        guard c == "\\" else { out.unicodeScalars.append(c); continue }
+        guard let e = it.next() else { out.unicodeScalars.append(c); break }
+        switch e {
+        case "d": out += "[0-9]"
+        case "D": out += "[^0-9]"
+        case "w": out += "[A-Za-z0-9_]"
+        case "W": out += "[^A-Za-z0-9_]"
+        default:
+            out.unicodeScalars.append(c)
+            out.unicodeScalars.append(e)
+        }
+    }
+    return out
 }
 
 /// The calling thread's compiled patterns.
