@@ -25,10 +25,11 @@ let package = Package(
             name: "CStemmer",
             providers: [.apt(["libstemmer-dev"])]
         ),
-        .systemLibrary(
+        // ICU (apt libicu-dev) behind a small C bridge whose header has no ICU types, so that
+        // it never meets the ICU copy bundled with Foundation (see Sources/CICU/include/CICU.h).
+        .target(
             name: "CICU",
-            pkgConfig: "icu-i18n",
-            providers: [.apt(["libicu-dev"])]
+            linkerSettings: [.linkedLibrary("icui18n"), .linkedLibrary("icuuc"), .linkedLibrary("icudata")]
         ),
         .target(name: "LMDB", dependencies: ["CLMDB"]),
         .target(name: "Tessera", dependencies: ["LMDB", "CStemmer", "CICU"]),

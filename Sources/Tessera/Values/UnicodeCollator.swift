@@ -23,6 +23,8 @@ import Darwin
 /// Canonical equivalents always compare equal (normalization mode on), so a precomposed `é`
 /// equals `e` + U+0301.
 ///
+/// The strength settings live in `Sources/CICU/icu_bridge.c`.
+///
 /// ICU's documentation does not promise that one collator may be used from several threads at
 /// once, so every thread keeps its own collators (opened on first use, closed when the thread
 /// ends). Opening costs tens of microseconds; comparing costs well under a microsecond.
@@ -32,20 +34,14 @@ enum UnicodeCollator {
         if a.utf8.elementsEqual(b.utf8) { return 0 }
         let coll = CollatorThreadCache.current.collator(for: collation)
         var a = a, b = b
-        let r: UCollationResult = a.withUTF8 { pa in
+        return a.withUTF8 { pa in
             b.withUTF8 { pb in
-                var status = U_ZERO_ERROR
-                return pa.withMemoryRebound(to: CChar.self) { ca in
+                pa.withMemoryRebound(to: CChar.self) { ca in
                     pb.withMemoryRebound(to: CChar.self) { cb in
-                        tessera_ucol_strcollUTF8(coll, ca.baseAddress, Int32(ca.count), cb.baseAddress, Int32(cb.count), &status)
+                        Int(tessera_collator_compare_utf8(coll, ca.baseAddress, Int32(ca.count), cb.baseAddress, Int32(cb.count)))
                     }
                 }
             }
-        }
-        switch r {
-        case UCOL_LESS: return -1
-        case UCOL_GREATER: return 1
-        default: return 0
         }
     }
 
@@ -60,13 +56,7 @@ enum UnicodeCollator {
         let t = Array(text.utf16), p = Array(pattern.utf16)
         return t.withUnsafeBufferPointer { tb in
             p.withUnsafeBufferPointer { pb in
-                var status = U_ZERO_ERROR
-                guard let search = tessera_usearch_openFromCollator(pb.baseAddress, Int32(pb.count), tb.baseAddress, Int32(tb.count), coll, &status),
-                      status.rawValue <= U_ZERO_ERROR.rawValue
-                else { return false }
-                defer { tessera_usearch_close(search) }
-                let pos = tessera_usearch_first(search, &status)
-                return status.rawValue <= U_ZERO_ERROR.rawValue && pos != USEARCH_DONE
+                tessera_collator_contains(coll, tb.baseAddress, Int32(tb.count), pb.baseAddress, Int32(pb.count)) == 1
             }
         }
     }
@@ -126,9 +116,9 @@ private let collatorCacheKey: pthread_key_t = {
 /// One thread's open ICU collators. Never shared: only the owning thread reaches it, through
 /// thread-specific storage.
 private final class CollatorThreadCache {
-    private var collators: [CollatorKey: OpaquePointer] = [:]
+    private var collators: [CollatorKey: UnsafeMutableRawPointer] = [:]
     private var lastKey: CollatorKey?
-    private var lastCollator: OpaquePointer?
+    private var lastCollator: UnsafeMutableRawPointer?
 
     /// The calling thread's cache, created on first use.
     static var current: CollatorThreadCache {
@@ -141,7 +131,7 @@ private final class CollatorThreadCache {
     }
 
     /// The collator for `collation`, opened and configured on first use.
-    func collator(for collation: Collation) -> OpaquePointer {
+    func collator(for collation: Collation) -> UnsafeMutableRawPointer {
         let key = CollatorKey(collation)
         if let lastCollator, lastKey == key { return lastCollator }
         let coll = collators[key] ?? open(key)
@@ -151,33 +141,15 @@ private final class CollatorThreadCache {
     }
 
     @inline(never)
-    private func open(_ key: CollatorKey) -> OpaquePointer {
-        var status = U_ZERO_ERROR
-        // An unknown locale falls back to the root collation (ICU reports a warning, not an error).
-        var coll = tessera_ucol_open(key.locale, &status)
-        if coll == nil || status.rawValue > U_ZERO_ERROR.rawValue {
-            status = U_ZERO_ERROR
-            coll = tessera_ucol_open("", &status)
-        }
-        guard let coll else { fatalError("ICU could not open the root collator (status \(status.rawValue))") }
-        var s = U_ZERO_ERROR
-        tessera_ucol_setAttribute(coll, UCOL_NORMALIZATION_MODE, UCOL_ON, &s)
-        switch (key.ignoreCase, key.ignoreAccents) {
-        case (false, false):
-            tessera_ucol_setStrength(coll, UCOL_TERTIARY)
-        case (true, false):
-            tessera_ucol_setStrength(coll, UCOL_SECONDARY)
-        case (false, true):
-            tessera_ucol_setStrength(coll, UCOL_PRIMARY)
-            tessera_ucol_setAttribute(coll, UCOL_CASE_LEVEL, UCOL_ON, &s)
-        case (true, true):
-            tessera_ucol_setStrength(coll, UCOL_PRIMARY)
+    private func open(_ key: CollatorKey) -> UnsafeMutableRawPointer {
+        guard let coll = tessera_collator_open(key.locale, key.ignoreCase ? 1 : 0, key.ignoreAccents ? 1 : 0) else {
+            fatalError("ICU could not open a collator for locale '\(key.locale)'")
         }
         collators[key] = coll
         return coll
     }
 
     deinit {
-        for (_, c) in collators { tessera_ucol_close(c) }
+        for (_, c) in collators { tessera_collator_close(c) }
     }
 }

@@ -17,7 +17,20 @@
 public struct AggregateState: Sendable {
     /// Which aggregate.
     public enum Kind: Sendable, Hashable {
-        case countRows, count, sum, avg, min, max, arrayAgg
+        /// `COUNT(*)` / `COUNT()`: rows.
+        case countRows
+        /// `COUNT(e)`: non-MISSING values.
+        case count
+        /// `SUM(e)`.
+        case sum
+        /// `AVG(e)`.
+        case avg
+        /// `MIN(e)`.
+        case min
+        /// `MAX(e)`.
+        case max
+        /// `ARRAY_AGG(e)`.
+        case arrayAgg
     }
 
     /// Which aggregate this is.

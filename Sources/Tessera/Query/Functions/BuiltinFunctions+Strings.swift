@@ -76,16 +76,13 @@ func unicodeCaseMap(_ s: String, upper: Bool) -> String {
     var capacity = src.count + src.count / 2 + 8
     while true {
         var dest = [UInt16](repeating: 0, count: capacity)
-        var status = U_ZERO_ERROR
         let n = src.withUnsafeBufferPointer { sp in
             dest.withUnsafeMutableBufferPointer { dp in
-                upper
-                    ? tessera_u_strToUpper(dp.baseAddress, Int32(dp.count), sp.baseAddress, Int32(sp.count), "", &status)
-                    : tessera_u_strToLower(dp.baseAddress, Int32(dp.count), sp.baseAddress, Int32(sp.count), "", &status)
+                tessera_case_map(upper ? 1 : 0, dp.baseAddress, Int32(dp.count), sp.baseAddress, Int32(sp.count))
             }
         }
-        if status == U_BUFFER_OVERFLOW_ERROR || Int(n) > capacity { capacity = Int(n) + 1; continue }
-        guard status.rawValue <= U_ZERO_ERROR.rawValue else { return upper ? s.uppercased() : s.lowercased() }
+        guard n >= 0 else { return upper ? s.uppercased() : s.lowercased() }
+        if Int(n) > capacity { capacity = Int(n); continue }
         return String(decoding: dest[0..<Int(n)], as: UTF16.self)
     }
 }

@@ -90,7 +90,7 @@ struct CivilDateTime: Sendable, Equatable {
                     n += 1; i += 1
                 }
                 guard n > 0 else { return nil }
-                for _ in n..<3 where n < 3 { ms *= 10 }
+                if n < 3 { for _ in n..<3 { ms *= 10 } }
                 r.millisecond = ms
             }
         }

@@ -17,27 +17,20 @@ import Darwin
 
 /// One compiled pattern (owned by a single thread's cache).
 final class CompiledRegex {
-    /// The ICU regex object.
-    let handle: OpaquePointer
+    /// The ICU regex object (through the CICU bridge).
+    let handle: UnsafeMutableRawPointer
     /// The number of capture groups.
     let groupCount: Int
 
     /// Compiles `pattern`; nil when it is not a valid regular expression.
     init?(pattern: String) {
-        let units = Array(pattern.utf16)
-        var status = U_ZERO_ERROR
-        let re = units.withUnsafeBufferPointer { p in
-            tessera_uregex_open(p.baseAddress, Int32(p.count), 0, &status)
-        }
-        guard let re, status.rawValue <= U_ZERO_ERROR.rawValue else {
-            if let re { tessera_uregex_close(re) }
-            return nil
-        }
+        let units = Array(ecmaScriptPatternForICU(pattern).utf16)
+        guard let re = units.withUnsafeBufferPointer({ tessera_regex_open($0.baseAddress, Int32($0.count)) }) else { return nil }
         handle = re
-        groupCount = Int(tessera_uregex_groupCount(re, &status))
+        groupCount = max(0, Int(tessera_regex_group_count(re)))
     }
 
-    deinit { tessera_uregex_close(handle) }
+    deinit { tessera_regex_close(handle) }
 
     /// A match: UTF-16 ranges of the whole match and of each group (nil when a group did not
     /// take part).
@@ -49,15 +42,9 @@ final class CompiledRegex {
     /// Runs `body` with this regex bound to `text` (UTF-16); the binding ends with the call.
     func withText<R>(_ text: [UInt16], _ body: (Matcher) -> R) -> R {
         text.withUnsafeBufferPointer { buf in
-            var status = U_ZERO_ERROR
-            // ICU needs a non-null pointer even for empty text.
-            var empty: UInt16 = 0
-            let base = buf.baseAddress ?? withUnsafeMutablePointer(to: &empty) { UnsafePointer($0) }
-            tessera_uregex_setText(handle, base, Int32(buf.count), &status)
-            defer {
-                var s = U_ZERO_ERROR
-                tessera_uregex_setText(handle, &empty, 0, &s)
-            }
+            _ = tessera_regex_set_text(handle, buf.baseAddress, Int32(buf.count))
+            // Unbind so the regex never points at freed text.
+            defer { _ = tessera_regex_set_text(handle, nil, 0) }
             return body(Matcher(regex: self))
         }
     }
@@ -67,39 +54,23 @@ final class CompiledRegex {
         let regex: CompiledRegex
 
         /// True when the whole text matches.
-        func matchesWhole() -> Bool {
-            var status = U_ZERO_ERROR
-            let r = tessera_uregex_matches(regex.handle, 0, &status)
-            return status.rawValue <= U_ZERO_ERROR.rawValue && r != 0
-        }
+        func matchesWhole() -> Bool { tessera_regex_matches(regex.handle) == 1 }
 
         /// The first match, if any.
-        func first() -> Match? {
-            var status = U_ZERO_ERROR
-            guard tessera_uregex_find(regex.handle, 0, &status) != 0, status.rawValue <= U_ZERO_ERROR.rawValue else { return nil }
-            return current()
-        }
+        func first() -> Match? { tessera_regex_find(regex.handle, 0) == 1 ? current() : nil }
 
         /// The match after the previous one, if any.
-        func next() -> Match? {
-            var status = U_ZERO_ERROR
-            guard tessera_uregex_findNext(regex.handle, &status) != 0, status.rawValue <= U_ZERO_ERROR.rawValue else { return nil }
-            return current()
-        }
+        func next() -> Match? { tessera_regex_find_next(regex.handle) == 1 ? current() : nil }
 
         private func current() -> Match? {
-            var status = U_ZERO_ERROR
-            let s = Int(tessera_uregex_start(regex.handle, 0, &status))
-            let e = Int(tessera_uregex_end(regex.handle, 0, &status))
-            guard status.rawValue <= U_ZERO_ERROR.rawValue, s >= 0, e >= s else { return nil }
+            let s = Int(tessera_regex_start(regex.handle, 0)), e = Int(tessera_regex_end(regex.handle, 0))
+            guard s >= 0, e >= s else { return nil }
             var groups: [Range<Int>?] = []
             if regex.groupCount > 0 {
                 groups.reserveCapacity(regex.groupCount)
                 for g in 1...regex.groupCount {
-                    var st = U_ZERO_ERROR
-                    let gs = Int(tessera_uregex_start(regex.handle, Int32(g), &st))
-                    let ge = Int(tessera_uregex_end(regex.handle, Int32(g), &st))
-                    groups.append(st.rawValue <= U_ZERO_ERROR.rawValue && gs >= 0 && ge >= gs ? gs..<ge : nil)
+                    let gs = Int(tessera_regex_start(regex.handle, Int32(g))), ge = Int(tessera_regex_end(regex.handle, Int32(g)))
+                    groups.append(gs >= 0 && ge >= gs ? gs..<ge : nil)
                 }
             }
             return Match(range: s..<e, groups: groups)
@@ -108,13 +79,36 @@ final class CompiledRegex {
         /// The group number of a named group, if the pattern has one of that name.
         func groupNumber(named name: String) -> Int? {
             let units = Array(name.utf16)
-            var status = U_ZERO_ERROR
-            let n = units.withUnsafeBufferPointer { p in
-                tessera_uregex_groupNumberFromName(regex.handle, p.baseAddress, Int32(p.count), &status)
-            }
-            return status.rawValue <= U_ZERO_ERROR.rawValue && n > 0 ? Int(n) : nil
+            let n = units.withUnsafeBufferPointer { tessera_regex_group_number(regex.handle, $0.baseAddress, Int32($0.count)) }
+            return n > 0 ? Int(n) : nil
         }
     }
+}
+
+/// Adapts ECMAScript escapes whose meaning differs in ICU: ECMAScript's `\d`, `\w` (and
+/// `\D`, `\W`) are ASCII-only, ICU's match any Unicode digit or word character. Everything
+/// else (`\s`, `\b`, classes, groups, look-ahead, lazy quantifiers, back-references) is
+/// passed through. Inside a character class the ASCII set nests as an ICU set union
+/// (`[\d.]` → `[[0-9].]`).
+func ecmaScriptPatternForICU(_ pattern: String) -> String {
+    guard pattern.utf8.contains(UInt8(ascii: "\\")) else { return pattern }
+    var out = ""
+    out.reserveCapacity(pattern.utf8.count + 16)
+    var it = pattern.unicodeScalars.makeIterator()
+    while let c = it.next() {
+        guard c == "\\" else { out.unicodeScalars.append(c); continue }
+        guard let e = it.next() else { out.unicodeScalars.append(c); break }
+        switch e {
+        case "d": out += "[0-9]"
+        case "D": out += "[^0-9]"
+        case "w": out += "[A-Za-z0-9_]"
+        case "W": out += "[^A-Za-z0-9_]"
+        default:
+            out.unicodeScalars.append(c)
+            out.unicodeScalars.append(e)
+        }
+    }
+    return out
 }
 
 /// The calling thread's compiled patterns.

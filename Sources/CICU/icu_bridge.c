@@ -1,0 +1,144 @@
+// Implementation of CICU.h over the system ICU's C API.
+#include "CICU.h"
+
+#include <unicode/ucol.h>
+#include <unicode/uregex.h>
+#include <unicode/ustring.h>
+#include <unicode/usearch.h>
+#include <unicode/utypes.h>
+
+// MARK: - Collation
+
+void *tessera_collator_open(const char *locale, int ignoreCase, int ignoreAccents) {
+    UErrorCode status = U_ZERO_ERROR;
+    UCollator *coll = ucol_open(locale, &status);
+    if (coll == NULL || U_FAILURE(status)) {
+        if (coll) ucol_close(coll);
+        status = U_ZERO_ERROR;
+        coll = ucol_open("", &status);
+        if (coll == NULL || U_FAILURE(status)) return NULL;
+    }
+    // Canonically equivalent strings (precomposed or not) compare equal.
+    ucol_setAttribute(coll, UCOL_NORMALIZATION_MODE, UCOL_ON, &status);
+    if (!ignoreCase && !ignoreAccents) {
+        ucol_setStrength(coll, UCOL_TERTIARY);
+    } else if (ignoreCase && !ignoreAccents) {
+        ucol_setStrength(coll, UCOL_SECONDARY);
+    } else if (!ignoreCase && ignoreAccents) {
+        // Base letters plus case, without accents.
+        ucol_setStrength(coll, UCOL_PRIMARY);
+        ucol_setAttribute(coll, UCOL_CASE_LEVEL, UCOL_ON, &status);
+    } else {
+        ucol_setStrength(coll, UCOL_PRIMARY);
+    }
+    if (U_FAILURE(status)) {
+        ucol_close(coll);
+        return NULL;
+    }
+    return coll;
+}
+
+void tessera_collator_close(void *collator) { ucol_close((UCollator *)collator); }
+
+int tessera_collator_compare_utf8(const void *collator, const char *a, int32_t aLength, const char *b,
+                                  int32_t bLength) {
+    UErrorCode status = U_ZERO_ERROR;
+    UCollationResult r = ucol_strcollUTF8((const UCollator *)collator, a, aLength, b, bLength, &status);
+    return r == UCOL_LESS ? -1 : (r == UCOL_GREATER ? 1 : 0);
+}
+
+int tessera_collator_contains(void *collator, const uint16_t *text, int32_t textLength, const uint16_t *pattern,
+                              int32_t patternLength) {
+    if (patternLength == 0) return 1;
+    if (textLength == 0) return 0;
+    UErrorCode status = U_ZERO_ERROR;
+    UStringSearch *search = usearch_openFromCollator((const UChar *)pattern, patternLength, (const UChar *)text,
+                                                     textLength, (const UCollator *)collator, NULL, &status);
+    if (search == NULL || U_FAILURE(status)) {
+        if (search) usearch_close(search);
+        return -1;
+    }
+    int32_t pos = usearch_first(search, &status);
+    usearch_close(search);
+    if (U_FAILURE(status)) return -1;
+    return pos != USEARCH_DONE ? 1 : 0;
+}
+
+// MARK: - Case mapping
+
+int32_t tessera_case_map(int upper, uint16_t *dest, int32_t capacity, const uint16_t *src, int32_t length) {
+    UErrorCode status = U_ZERO_ERROR;
+    int32_t n = upper ? u_strToUpper((UChar *)dest, capacity, (const UChar *)src, length, "", &status)
+                      : u_strToLower((UChar *)dest, capacity, (const UChar *)src, length, "", &status);
+    if (status == U_BUFFER_OVERFLOW_ERROR) return n;
+    if (U_FAILURE(status)) return -1;
+    return n;
+}
+
+// MARK: - Regular expressions
+
+static const UChar kEmpty[1] = {0};
+
+void *tessera_regex_open(const uint16_t *pattern, int32_t length) {
+    UErrorCode status = U_ZERO_ERROR;
+    // ICU rejects a zero length; the empty pattern is passed NUL-terminated instead.
+    URegularExpression *re = length == 0 ? uregex_open(kEmpty, -1, 0, NULL, &status)
+                                         : uregex_open((const UChar *)pattern, length, 0, NULL, &status);
+    if (re == NULL || U_FAILURE(status)) {
+        if (re) uregex_close(re);
+        return NULL;
+    }
+    return re;
+}
+
+void tessera_regex_close(void *regex) { uregex_close((URegularExpression *)regex); }
+
+int tessera_regex_set_text(void *regex, const uint16_t *text, int32_t length) {
+    UErrorCode status = U_ZERO_ERROR;
+    uregex_setText((URegularExpression *)regex, length == 0 || text == NULL ? kEmpty : (const UChar *)text, length,
+                   &status);
+    return U_FAILURE(status) ? -1 : 0;
+}
+
+int tessera_regex_matches(void *regex) {
+    UErrorCode status = U_ZERO_ERROR;
+    UBool r = uregex_matches((URegularExpression *)regex, 0, &status);
+    return U_FAILURE(status) ? -1 : (r ? 1 : 0);
+}
+
+int tessera_regex_find(void *regex, int32_t start) {
+    UErrorCode status = U_ZERO_ERROR;
+    UBool r = uregex_find((URegularExpression *)regex, start, &status);
+    return U_FAILURE(status) ? -1 : (r ? 1 : 0);
+}
+
+int tessera_regex_find_next(void *regex) {
+    UErrorCode status = U_ZERO_ERROR;
+    UBool r = uregex_findNext((URegularExpression *)regex, &status);
+    return U_FAILURE(status) ? -1 : (r ? 1 : 0);
+}
+
+int32_t tessera_regex_group_count(void *regex) {
+    UErrorCode status = U_ZERO_ERROR;
+    int32_t n = uregex_groupCount((URegularExpression *)regex, &status);
+    return U_FAILURE(status) ? -1 : n;
+}
+
+int32_t tessera_regex_start(void *regex, int32_t group) {
+    UErrorCode status = U_ZERO_ERROR;
+    int32_t n = uregex_start((URegularExpression *)regex, group, &status);
+    return U_FAILURE(status) ? -1 : n;
+}
+
+int32_t tessera_regex_end(void *regex, int32_t group) {
+    UErrorCode status = U_ZERO_ERROR;
+    int32_t n = uregex_end((URegularExpression *)regex, group, &status);
+    return U_FAILURE(status) ? -1 : n;
+}
+
+int32_t tessera_regex_group_number(void *regex, const uint16_t *name, int32_t length) {
+    if (length == 0) return -1;
+    UErrorCode status = U_ZERO_ERROR;
+    int32_t n = uregex_groupNumberFromName((URegularExpression *)regex, (const UChar *)name, length, &status);
+    return U_FAILURE(status) ? -1 : n;
+}
