@@ -233,7 +233,9 @@ struct FullTextQueryCompiler {
 
     /// Distinct, non-empty prefixes, none covered by a shorter one.
     static func prefixAlternatives(_ candidates: [String]) -> [String] {
-        let sorted = Set(candidates.filter { !$0.isEmpty }).sorted { $0.utf8.count < $1.utf8.count }
+        let sorted = Set(candidates.filter { !$0.isEmpty }).sorted {
+            $0.utf8.count != $1.utf8.count ? $0.utf8.count < $1.utf8.count : $0.utf8.lexicographicallyPrecedes($1.utf8)
+        }
         var out: [String] = []
         for c in sorted where !out.contains(where: { c.utf8.starts(with: $0.utf8) }) { out.append(c) }
         return out.isEmpty ? [""] : out
