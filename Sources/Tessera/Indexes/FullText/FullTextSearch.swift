@@ -28,7 +28,7 @@
 ///
 /// ```swift
 /// let tokenizer = FullTextTokenizer(language: "en")
-/// var reader = InMemoryPostingsReader()
+/// let reader = InMemoryPostingsReader()
 /// reader.add(document: Array("doc1".utf8), columns: ["Running with the wolves"], tokenizer: tokenizer)
 /// let query = try FullTextQuery.parse("run* NOT sheep").compile(tokenizer: tokenizer, columns: ["body"])
 /// let matches = try query.evaluate(in: reader)      // doc1, with its rank

@@ -39,7 +39,7 @@ public struct FullTextToken: Sendable, Hashable, CustomStringConvertible {
 ///
 /// ```swift
 /// let t = FullTextTokenizer(language: "en")
-/// t.tokens(in: "The Runners' café")   // [runner@1, café@3]
+/// t.tokens(in: "The Runners' café")   // [runner@1, café@2]
 /// ```
 ///
 /// A tokenizer is `Sendable` and cheap to copy; concurrent calls are safe. Each call leases a

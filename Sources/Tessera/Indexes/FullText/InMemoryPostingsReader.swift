@@ -84,18 +84,22 @@ public final class InMemoryPostingsReader: PostingsReader {
         return out
     }
 
+    /// The postings of exactly `term` (a range scan over `term ‖ 0x00`).
     public func postings(forTerm term: String, column: Int?) throws -> [Posting<DocKey>] {
         try scan(startingWith: FullTextPostingsCodec.termKeyPrefix(term), column: column)
     }
 
+    /// The postings of every term starting with `prefix` (a range scan over its bytes).
     public func postings(forPrefix prefix: String, column: Int?) throws -> [Posting<DocKey>] {
         try scan(startingWith: FullTextPostingsCodec.prefixScanKey(prefix), column: column)
     }
 
+    /// Indexed documents and their total token count.
     public func corpusStatistics() throws -> FullTextCorpusStatistics {
         FullTextCorpusStatistics(documentCount: docStats.count, totalTokens: totalTokens)
     }
 
+    /// A document's indexed token count (0 if it is not indexed).
     public func documentLength(_ doc: [UInt8]) throws -> Int {
         guard let v = docStats[doc] else { return 0 }
         return try FullTextPostingsCodec.decodeDocumentLength(v)

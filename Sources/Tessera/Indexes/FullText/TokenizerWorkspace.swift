@@ -46,9 +46,9 @@ struct TokenizerSettings: Sendable, Hashable {
 /// exactly one call of `TokenizerWorkspacePool.withWorkspace`, which returns it afterwards.
 final class TokenizerWorkspace: @unchecked Sendable {
     /// Words longer than this many UTF-8 bytes (after folding) are cut before stemming.
-    static let maxWordBytes = 1024
+    static var maxWordBytes: Int { 1024 }
     /// When a call starts with more cached words than this, the cache is emptied.
-    static let maxCachedWords = 1 << 16
+    static var maxCachedWords: Int { 1 << 16 }
 
     let ignoreAccents: Bool
     let stemmer: Stemmer?
@@ -247,8 +247,8 @@ final class TokenizerWorkspace: @unchecked Sendable {
     // Info layout (UInt64): bits 0-1 class, bit 2 identity (output = input bytes),
     // bit 3 output contains a mark/jamo (needs NFC), bits 8-15 output length,
     // bits 32-63 offset in `scalarBytes`. 0 = not computed.
-    static let identityBit: UInt64 = 1 << 2
-    static let nfcBit: UInt64 = 1 << 3
+    static var identityBit: UInt64 { 1 << 2 }
+    static var nfcBit: UInt64 { 1 << 3 }
 
     @inline(__always)
     private func info(_ v: UInt32) -> UInt64 {
