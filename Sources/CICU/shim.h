@@ -13,6 +13,7 @@
 #include <unicode/uregex.h>
 #include <unicode/uloc.h>
 #include <unicode/ustring.h>
+#include <unicode/unorm2.h>
 
 // MARK: - Collation
 
@@ -94,6 +95,23 @@ static inline int32_t tessera_uregex_groupNumberFromName(URegularExpression *re,
 }
 static inline void tessera_uregex_reset(URegularExpression *re, int32_t index, UErrorCode *status) {
     uregex_reset(re, index, status);
+}
+
+// MARK: - Normalization and case folding (full-text tokenizer)
+
+static inline const UNormalizer2 *tessera_unorm2_getNFCInstance(UErrorCode *status) {
+    return unorm2_getNFCInstance(status);
+}
+static inline const UNormalizer2 *tessera_unorm2_getNFDInstance(UErrorCode *status) {
+    return unorm2_getNFDInstance(status);
+}
+static inline int32_t tessera_unorm2_normalize(const UNormalizer2 *norm, const UChar *src, int32_t length, UChar *dest,
+                                               int32_t capacity, UErrorCode *status) {
+    return unorm2_normalize(norm, src, length, dest, capacity, status);
+}
+static inline int32_t tessera_u_strFoldCase(UChar *dest, int32_t destCapacity, const UChar *src, int32_t srcLength,
+                                            uint32_t options, UErrorCode *status) {
+    return u_strFoldCase(dest, destCapacity, src, srcLength, options, status);
 }
 
 #endif
