@@ -51,7 +51,7 @@ public enum FullTextPostingsCodec {
     }
 
     /// Splits a postings key into its term and doc key, or nil if it has no separator.
-    public static func splitPostingsKey(_ key: some Collection<UInt8>) -> (term: String, docKey: [UInt8])? {
+    public static func splitPostingsKey(_ key: some Swift.Collection<UInt8>) -> (term: String, docKey: [UInt8])? {
         guard let sep = key.firstIndex(of: separator) else { return nil }
         let term = String(decoding: key[key.startIndex..<sep], as: UTF8.self)
         return (term, Array(key[key.index(after: sep)...]))
@@ -78,7 +78,7 @@ public enum FullTextPostingsCodec {
     /// Decodes a postings value.
     ///
     /// - Throws: `FullTextIndexCorruption` if the bytes are not a valid encoding.
-    public static func decodePositions(_ bytes: some Collection<UInt8>) throws -> [FullTextColumnPositions] {
+    public static func decodePositions(_ bytes: some Swift.Collection<UInt8>) throws -> [FullTextColumnPositions] {
         var out: [FullTextColumnPositions] = []
         var it = bytes.makeIterator()
         while let column = try readVarint(&it, allowEnd: true) {
@@ -109,7 +109,7 @@ public enum FullTextPostingsCodec {
     }
 
     /// Decodes a doc-stats value.
-    public static func decodeDocumentLength(_ bytes: some Collection<UInt8>) throws -> Int {
+    public static func decodeDocumentLength(_ bytes: some Swift.Collection<UInt8>) throws -> Int {
         var it = bytes.makeIterator()
         guard let n = try readVarint(&it, allowEnd: false), n <= UInt64(Int.max) else {
             throw FullTextIndexCorruption("bad document length")
@@ -126,7 +126,7 @@ public enum FullTextPostingsCodec {
     }
 
     /// Decodes corpus totals.
-    public static func decodeCorpusStatistics(_ bytes: some Collection<UInt8>) throws -> FullTextCorpusStatistics {
+    public static func decodeCorpusStatistics(_ bytes: some Swift.Collection<UInt8>) throws -> FullTextCorpusStatistics {
         var it = bytes.makeIterator()
         guard let d = try readVarint(&it, allowEnd: false), let t = try readVarint(&it, allowEnd: false),
             d <= UInt64(Int.max), t <= UInt64(Int.max)

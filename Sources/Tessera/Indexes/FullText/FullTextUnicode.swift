@@ -1,8 +1,8 @@
-import Foundation
+import CICU
 
-/// Unicode helpers of the tokenizer. Foundation is used only for canonical (de)composition,
-/// which runs once per distinct non-ASCII scalar or once per distinct word holding combining
-/// marks — never per token.
+/// Unicode helpers of the tokenizer. ICU (case folding, canonical decomposition and
+/// composition) runs once per distinct non-ASCII scalar, or once per distinct word holding
+/// combining marks — never per token.
 enum FullTextUnicode {
     /// SPEC §10.1 rule 2: L*, N*, Co are token characters, M* are marks, the rest separates.
     static func scalarClass(_ s: Unicode.Scalar) -> ScalarClass {
@@ -35,12 +35,8 @@ enum FullTextUnicode {
         }
     }
 
-    /// Full case folding of one scalar, then (optionally) accent stripping.
-    ///
-    /// Swift exposes full lower/upper-case mappings but not the CaseFolding table; folding is
-    /// `lower(upper(x))` applied until every scalar is stable under folding (ß → ss,
-    /// ς → σ, ẞ → ß → ss, ﬁ → fi, İ → i̇). Scripts whose fold target is the upper case
-    /// (Cherokee) fall back to the upper-case mapping, so both cases meet.
+    /// Full case folding of one scalar (Unicode CaseFolding, status C+F: ß → ss, ς → σ,
+    /// ﬁ → fi, İ → i̇, Cherokee small letters → capitals), then (optionally) accent stripping.
     ///
     /// Accent stripping decomposes each folded scalar canonically (NFD) and drops Mn/Me marks
     /// (é → e, ǖ → u); a scalar that loses nothing is kept as it was (Hangul syllables stay
@@ -51,14 +47,14 @@ enum FullTextUnicode {
             var stripped: [Unicode.Scalar] = []
             for x in out {
                 if x.isASCII { stripped.append(x); continue }
-                let decomposed = Array(String(x).decomposedStringWithCanonicalMapping.unicodeScalars)
+                let decomposed = Array(nfd(String(x)).unicodeScalars)
                 let kept = decomposed.filter { !isAccentMark($0) }
                 if kept.count == decomposed.count {
                     stripped.append(x)
                 } else if !kept.isEmpty {
                     var k = String.UnicodeScalarView()
                     k.append(contentsOf: kept)
-                    stripped.append(contentsOf: String(k).precomposedStringWithCanonicalMapping.unicodeScalars)
+                    stripped.append(contentsOf: nfc(String(k)).unicodeScalars)
                 }
             }
             out = stripped
@@ -66,32 +62,54 @@ enum FullTextUnicode {
         return out
     }
 
-    /// Full case folding of one scalar (see `fold`).
+    /// Full case folding of one scalar, by ICU's `u_strFoldCase` (default mappings).
     static func caseFold(_ s: Unicode.Scalar) -> [Unicode.Scalar] {
-        let stable: (Unicode.Scalar) -> Bool = { !$0.properties.changesWhenCaseFolded }
-        if stable(s) { return [s] }
-        var cur = [s]
-        for _ in 0..<3 {
-            if cur.allSatisfy(stable) { return cur }
-            cur = cur.flatMap { x -> [Unicode.Scalar] in
-                if stable(x) { return [x] }
-                return x.properties.uppercaseMapping.unicodeScalars.flatMap { $0.properties.lowercaseMapping.unicodeScalars }
-            }
+        if !s.properties.changesWhenCaseFolded { return [s] }
+        let folded = icu(String(s)) { src, n, dest, cap, status in
+            tessera_u_strFoldCase(dest, cap, src, n, 0, &status)  // 0 = U_FOLD_CASE_DEFAULT
         }
-        return cur.flatMap { x -> [Unicode.Scalar] in
-            if stable(x) { return [x] }
-            let upper = Array(x.properties.uppercaseMapping.unicodeScalars)
-            if upper.allSatisfy(stable) { return upper }
-            let lower = Array(x.properties.lowercaseMapping.unicodeScalars)
-            if lower.allSatisfy(stable) { return lower }
-            return [x]
-        }
+        return Array((folded ?? s.properties.lowercaseMapping).unicodeScalars)
     }
 
     /// The canonical composition (NFC) of a word.
     @inline(never)
     static func nfc(_ s: String) -> String {
-        s.precomposedStringWithCanonicalMapping
+        icu(s) { src, n, dest, cap, status in
+            tessera_unorm2_normalize(tessera_unorm2_getNFCInstance(&status), src, n, dest, cap, &status)
+        } ?? s
+    }
+
+    /// The canonical decomposition (NFD) of a string.
+    @inline(never)
+    static func nfd(_ s: String) -> String {
+        icu(s) { src, n, dest, cap, status in
+            tessera_unorm2_normalize(tessera_unorm2_getNFDInstance(&status), src, n, dest, cap, &status)
+        } ?? s
+    }
+
+    /// Runs an ICU string transform over UTF-16, growing the output buffer as needed;
+    /// nil if ICU reports an error.
+    static func icu(
+        _ s: String,
+        _ transform: (UnsafePointer<UChar>?, Int32, UnsafeMutablePointer<UChar>?, Int32, inout UErrorCode) -> Int32
+    ) -> String? {
+        let source = Array(s.utf16)
+        var capacity = source.count * 3 + 8
+        while true {
+            var dest = [UChar](repeating: 0, count: capacity)
+            var status = U_ZERO_ERROR
+            let n = source.withUnsafeBufferPointer { sp in
+                dest.withUnsafeMutableBufferPointer { dp in
+                    transform(sp.baseAddress, Int32(sp.count), dp.baseAddress, Int32(dp.count), &status)
+                }
+            }
+            if status == U_BUFFER_OVERFLOW_ERROR || Int(n) > capacity {
+                capacity = Int(n) + 1
+                continue
+            }
+            guard status.rawValue <= U_ZERO_ERROR.rawValue, n >= 0 else { return nil }
+            return String(decoding: dest[0..<Int(n)], as: UTF16.self)
+        }
     }
 
     /// The longest prefix of `s` of at most `limit` UTF-8 bytes ending on a scalar boundary.
