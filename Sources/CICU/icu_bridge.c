@@ -4,6 +4,7 @@
 #include <unicode/ucol.h>
 #include <unicode/uregex.h>
 #include <unicode/ustring.h>
+#include <unicode/unorm2.h>
 #include <unicode/usearch.h>
 #include <unicode/utypes.h>
 
@@ -70,6 +71,24 @@ int32_t tessera_case_map(int upper, uint16_t *dest, int32_t capacity, const uint
     UErrorCode status = U_ZERO_ERROR;
     int32_t n = upper ? u_strToUpper((UChar *)dest, capacity, (const UChar *)src, length, "", &status)
                       : u_strToLower((UChar *)dest, capacity, (const UChar *)src, length, "", &status);
+    if (status == U_BUFFER_OVERFLOW_ERROR) return n;
+    if (U_FAILURE(status)) return -1;
+    return n;
+}
+
+int32_t tessera_fold_case(uint16_t *dest, int32_t capacity, const uint16_t *src, int32_t length) {
+    UErrorCode status = U_ZERO_ERROR;
+    int32_t n = u_strFoldCase((UChar *)dest, capacity, (const UChar *)src, length, U_FOLD_CASE_DEFAULT, &status);
+    if (status == U_BUFFER_OVERFLOW_ERROR) return n;
+    if (U_FAILURE(status)) return -1;
+    return n;
+}
+
+int32_t tessera_normalize(int form, uint16_t *dest, int32_t capacity, const uint16_t *src, int32_t length) {
+    UErrorCode status = U_ZERO_ERROR;
+    const UNormalizer2 *norm = form == 0 ? unorm2_getNFCInstance(&status) : unorm2_getNFDInstance(&status);
+    if (U_FAILURE(status) || norm == NULL) return -1;
+    int32_t n = unorm2_normalize(norm, (const UChar *)src, length, (UChar *)dest, capacity, &status);
     if (status == U_BUFFER_OVERFLOW_ERROR) return n;
     if (U_FAILURE(status)) return -1;
     return n;

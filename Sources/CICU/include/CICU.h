@@ -36,6 +36,15 @@ int tessera_collator_contains(void *collator, const uint16_t *text, int32_t text
 /// Negative on error.
 int32_t tessera_case_map(int upper, uint16_t *dest, int32_t capacity, const uint16_t *src, int32_t length);
 
+/// Full case folding (default mappings), same length convention as tessera_case_map.
+int32_t tessera_fold_case(uint16_t *dest, int32_t capacity, const uint16_t *src, int32_t length);
+
+// MARK: - Normalization
+
+/// Canonical composition (form 0, NFC) or decomposition (form 1, NFD), same length convention
+/// as tessera_case_map.
+int32_t tessera_normalize(int form, uint16_t *dest, int32_t capacity, const uint16_t *src, int32_t length);
+
 // MARK: - Regular expressions
 
 /// Compiles a pattern (UTF-16, case-sensitive). NULL when invalid.

@@ -1,0 +1,382 @@
+import Synchronization
+
+/// One token of a text: its term (folded, stemmed) and its position.
+public struct FullTextToken: Sendable, Hashable, CustomStringConvertible {
+    /// The indexed form: case-folded, accent-stripped if configured, stemmed.
+    public var term: String
+    /// The 0-based ordinal of the token in its column's token stream, counted **before**
+    /// stop-word removal, so that phrase and `NEAR` distances match the text.
+    public var position: Int
+
+    /// Creates a token.
+    public init(term: String, position: Int) {
+        self.term = term
+        self.position = position
+    }
+
+    /// `term@position`.
+    public var description: String { "\(term)@\(position)" }
+}
+
+/// The full-text tokenizer of SPEC §10.1, shared by indexing and querying.
+///
+/// Pipeline, per column:
+/// 1. Text of a value: strings as is, numbers in decimal, booleans `true`/`false`, arrays and
+///    objects all nested scalars (object members in code-point order of their keys) joined by
+///    spaces, MISSING/NULL nothing.
+/// 2. Tokens: maximal runs of L*, N*, Co code points, with combining marks (M*) that follow
+///    such a code point; everything else separates (`don't` → `don`, `t`; `3.2` → `3`, `2`).
+/// 3. Full Unicode case folding; with `ignoreAccents`, canonical decomposition and removal of
+///    nonspacing/enclosing marks (`Résumé` → `resume`). Otherwise tokens are NFC-normalised,
+///    so precomposed and decomposed accents are the same token.
+/// 4. Stop words (English and French only), compared after steps 2–3.
+/// 5. Snowball stemming (`running` → `run`); terms are cut to `FullTextSearch.maxTermLength`
+///    UTF-8 bytes.
+///
+/// **Positions** are ordinals in the token stream *before* stop-word removal: in
+/// `"the quick fox"`, `quick` is at 1 and `fox` at 2, and the phrase `"the fox"` means "`fox`
+/// one token after a stop word position". Each column starts at 0.
+///
+/// ```swift
+/// let t = FullTextTokenizer(language: "en")
+/// t.tokens(in: "The Runners' café")   // [runner@1, café@2]
+/// ```
+///
+/// A tokenizer is `Sendable` and cheap to copy; concurrent calls are safe. Each call leases a
+/// private workspace (a Snowball stemmer, which is not thread-safe, plus caches) from a
+/// lock-protected pool, so keep one tokenizer per index rather than creating one per call.
+///
+/// - Complexity: O(n) in the UTF-8 length of the text. Stemming and stop-word checks run once
+///   per distinct word per workspace (the workspace caches them), not once per token.
+public struct FullTextTokenizer: Sendable {
+    /// The resolved language (stemmer and stop words).
+    public let language: FullTextLanguage
+    /// True if diacritics are stripped (`café` ≡ `cafe`).
+    public let ignoreAccents: Bool
+    let pool: TokenizerWorkspacePool
+
+    /// Creates a tokenizer.
+    ///
+    /// - Parameters:
+    ///   - language: ISO-639 code or English name (see `FullTextLanguage`); `nil` means English,
+    ///     `""` means no stemming and no stop words.
+    ///   - ignoreAccents: Strip diacritics when true.
+    public init(language: String? = "en", ignoreAccents: Bool = false) {
+        self.init(language: FullTextLanguage(language), ignoreAccents: ignoreAccents)
+    }
+
+    /// Creates a tokenizer for a resolved language.
+    public init(language: FullTextLanguage, ignoreAccents: Bool = false) {
+        self.language = language
+        self.ignoreAccents = ignoreAccents
+        self.pool = TokenizerWorkspacePool(TokenizerSettings(
+            stemmerAlgorithm: language.stemmerAlgorithm, ignoreAccents: ignoreAccents, stopWords: language.stopWords))
+    }
+
+    // MARK: - Tokens
+
+    /// The tokens of a text, positions from 0.
+    public func tokens(in text: String) -> [FullTextToken] {
+        pool.withWorkspace { ws in
+            ws.beginTokenizing()
+            ws.scan(text)
+            return ws.collectTokens()
+        }
+    }
+
+    /// The tokens of a value's text (SPEC §10.1 rule 1), positions from 0.
+    public func tokens(in value: Value) -> [FullTextToken] {
+        pool.withWorkspace { ws in
+            ws.beginTokenizing()
+            ws.scanValue(value)
+            return ws.collectTokens()
+        }
+    }
+
+    /// The terms of a text, in order (stop words removed): `"Running dogs"` → `["run", "dog"]`.
+    public func terms(in text: String) -> [String] {
+        tokens(in: text).map(\.term)
+    }
+
+    /// The text of a value for full-text indexing (SPEC §10.1 rule 1): strings as is, numbers
+    /// in decimal, booleans `true`/`false`, arrays and objects all nested scalars joined by
+    /// spaces (object members ordered by key), MISSING, NULL and non-finite numbers nothing.
+    public static func text(of value: Value) -> String {
+        var parts: [String] = []
+        forEachText(of: value) { parts.append(String(decoding: $0, as: UTF8.self)) }
+        return parts.joined(separator: " ")
+    }
+
+    /// Calls `body` with the UTF-8 text of every nested scalar of `value`, in order.
+    static func forEachText(of value: Value, _ body: (UnsafeBufferPointer<UInt8>) -> Void) {
+        switch value {
+        case .missing, .null:
+            return
+        case .bool(let b):
+            var s = b ? "true" : "false"
+            s.withUTF8(body)
+        case .int(let i):
+            var s = String(i)
+            s.withUTF8(body)
+        case .double(let d):
+            guard d.isFinite else { return }
+            var bytes: [UInt8] = []
+            JSONWriter.writeDouble(d, into: &bytes)
+            bytes.withUnsafeBufferPointer(body)
+        case .string(var s):
+            s.withUTF8(body)
+        case .array(let a):
+            for e in a { forEachText(of: e, body) }
+        case .object(let o):
+            for k in o.keys.sorted(by: { $0.utf8.lexicographicallyPrecedes($1.utf8) }) {
+                forEachText(of: o[k]!, body)
+            }
+        }
+    }
+
+    // MARK: - Index entries
+
+    /// The postings of one document: for every term, the positions of each column.
+    ///
+    /// `columns[i]` is the value of the index's i-th expression for the document. Entries come
+    /// in order of the term's first occurrence. This is the convenient form; indexing uses
+    /// `forEachIndexEntry(for:_:)`, which hands out the encoded bytes without allocating.
+    public func indexEntries(for columns: [Value]) -> FullTextDocumentTerms {
+        var entries: [FullTextTermEntry] = []
+        let count = forEachIndexEntry(for: columns) { term, value in
+            let decoded = (try? FullTextPostingsCodec.decodePositions(value)) ?? []
+            entries.append(FullTextTermEntry(term: String(decoding: term, as: UTF8.self), columns: decoded))
+        }
+        return FullTextDocumentTerms(entries: entries, tokenCount: count)
+    }
+
+    /// Tokenizes a document's columns and calls `body` once per distinct term with the term's
+    /// UTF-8 bytes and its encoded postings value (`FullTextPostingsCodec` format: for each
+    /// column holding the term, column number, count and delta-encoded positions).
+    ///
+    /// The buffers are valid only during the call to `body`. Store them as
+    /// `FullTextPostingsCodec.postingsKey(term:docKey:)` → value, and the returned token count
+    /// under the document's stats key.
+    ///
+    /// ```swift
+    /// let tokenCount = try tokenizer.forEachIndexEntry(for: [title, body]) { term, value in
+    ///     try table.put(FullTextPostingsCodec.postingsKey(term: term, docKey: key), value)
+    /// }
+    /// ```
+    ///
+    /// - Parameters:
+    ///   - columns: The document's value for each index expression, in column order.
+    ///   - body: Called once per term, in order of first occurrence.
+    /// - Returns: The number of indexed tokens (stop words excluded) over all columns — the
+    ///   document length used by BM25.
+    @discardableResult
+    public func forEachIndexEntry(
+        for columns: [Value],
+        _ body: (_ term: UnsafeBufferPointer<UInt8>, _ value: UnsafeBufferPointer<UInt8>) throws -> Void
+    ) rethrows -> Int {
+        try pool.withWorkspace { ws in
+            ws.beginTokenizing()
+            for (c, v) in columns.enumerated() {
+                ws.column = Int32(c)
+                ws.position = 0
+                ws.scanValue(v)
+            }
+            ws.groupTokens()
+            var start = 0
+            for k in 0..<ws.groupOrder.count {
+                let end = Int(ws.valueEnds.base[k])
+                let value = UnsafeBufferPointer(start: ws.valueBytes.base + start, count: end - start)
+                try body(ws.termUTF8(ws.groupOrder.base[k]), value)
+                start = end
+            }
+            return ws.tokens.count
+        }
+    }
+
+    // MARK: - Query words
+
+    /// One word of a query, through steps 2–3 (`normalized`) and 4–5 (`term`).
+    struct QueryWord {
+        /// Folded and accent-stripped (if configured), cut to the maximum term length.
+        var normalized: String
+        /// The indexed term, or nil for a stop word.
+        var term: String?
+        /// The stem of `normalized`, ignoring stop words (for prefixes).
+        var stem: String
+        /// Position relative to the start of the analysed text.
+        var position: Int
+    }
+
+    /// Analyses query text: the same pipeline as indexing, keeping what prefixes need.
+    func queryWords(in text: String, startingAt start: Int) -> (words: [QueryWord], next: Int) {
+        pool.withWorkspace { ws in
+            let raw = ws.normalizedWords(text, startingAt: UInt32(start))
+            let next = Int(ws.position)
+            let words = raw.map { w -> QueryWord in
+                QueryWord(
+                    normalized: FullTextUnicode.truncated(w.word, toUTF8Length: FullTextSearch.maxTermLength),
+                    term: ws.analyze(w.word),
+                    stem: FullTextUnicode.truncated(ws.stem(w.word), toUTF8Length: FullTextSearch.maxTermLength),
+                    position: Int(w.position))
+            }
+            return (words, next)
+        }
+    }
+}
+
+/// The postings of one document, as produced by `FullTextTokenizer.indexEntries(for:)`.
+public struct FullTextDocumentTerms: Sendable, Hashable {
+    /// One entry per distinct term, in order of first occurrence.
+    public var entries: [FullTextTermEntry]
+    /// Indexed tokens over all columns (stop words excluded): the BM25 document length.
+    public var tokenCount: Int
+
+    /// Creates document terms.
+    public init(entries: [FullTextTermEntry], tokenCount: Int) {
+        self.entries = entries
+        self.tokenCount = tokenCount
+    }
+}
+
+/// One term of a document and where it occurs.
+public struct FullTextTermEntry: Sendable, Hashable {
+    /// The term.
+    public var term: String
+    /// The columns holding the term, ascending, each with its positions.
+    public var columns: [FullTextColumnPositions]
+
+    /// Creates an entry.
+    public init(term: String, columns: [FullTextColumnPositions]) {
+        self.term = term
+        self.columns = columns
+    }
+}
+
+/// The positions of a term in one column of one document.
+public struct FullTextColumnPositions: Sendable, Hashable {
+    /// The column (index of the full-text index's expression), from 0.
+    public var column: Int
+    /// Token positions, ascending.
+    public var positions: [UInt32]
+
+    /// Creates column positions.
+    public init(column: Int, positions: [UInt32]) {
+        self.column = column
+        self.positions = positions
+    }
+}
+
+// MARK: - Workspace pool
+
+/// The workspaces of one tokenizer configuration.
+final class TokenizerWorkspacePool: Sendable {
+    /// Workspaces kept for reuse; more may exist while many threads tokenize at once.
+    static let maxParked = 16
+    let settings: TokenizerSettings
+    /// Idle workspaces. A workspace taken out is used by one call only, then put back.
+    private let free = Mutex<[TokenizerWorkspace]>([])
+
+    init(_ settings: TokenizerSettings) {
+        self.settings = settings
+    }
+
+    /// Runs `body` with a workspace nobody else is using.
+    func withWorkspace<R>(_ body: (TokenizerWorkspace) throws -> R) rethrows -> R {
+        let ws = free.withLock { $0.popLast() } ?? TokenizerWorkspace(settings)
+        defer {
+            free.withLock { parked in
+                if parked.count < TokenizerWorkspacePool.maxParked { parked.append(ws) }
+            }
+        }
+        return try body(ws)
+    }
+}
+
+// MARK: - Workspace: values, tokens, grouping
+
+extension TokenizerWorkspace {
+    /// Tokenizes the text of a value (SPEC §10.1 rule 1), continuing the current position.
+    func scanValue(_ value: Value) {
+        switch value {
+        case .string(var s):
+            s.withUTF8 { scan(bytes: $0) }
+        case .missing, .null:
+            return
+        default:
+            FullTextTokenizer.forEachText(of: value) { scan(bytes: $0) }
+        }
+    }
+
+    /// The recorded tokens as public values.
+    func collectTokens() -> [FullTextToken] {
+        var out: [FullTextToken] = []
+        out.reserveCapacity(tokens.count)
+        for i in 0..<tokens.count {
+            let t = tokens.base[i]
+            out.append(FullTextToken(term: terms[Int(t.term)], position: Int(t.position)))
+        }
+        return out
+    }
+
+    /// Groups the recorded tokens by term and encodes each term's postings value into
+    /// `valueBytes` (ends in `valueEnds`), in order of first occurrence (`groupOrder`).
+    func groupTokens() {
+        let termCount = terms.count
+        if groupHead.count < termCount {
+            if groupHead.capacity < termCount {
+                groupHead.grow(to: termCount)
+                groupTail.grow(to: termCount)
+            }
+            (groupHead.base + groupHead.count).initialize(repeating: -1, count: termCount - groupHead.count)
+            groupHead.count = termCount
+            groupTail.count = termCount
+        }
+        let n = tokens.count
+        if groupNext.capacity < n { groupNext.grow(to: n) }
+        groupNext.count = n
+        groupOrder.count = 0
+        let toks = tokens.base
+        let head = groupHead.base
+        let tail = groupTail.base
+        let next = groupNext.base
+        for i in 0..<n {
+            let t = Int(toks[i].term)
+            if head[t] < 0 {
+                head[t] = Int32(i)
+                groupOrder.append(Int32(t))
+            } else {
+                next[Int(tail[t])] = Int32(i)
+            }
+            tail[t] = Int32(i)
+            next[i] = -1
+        }
+        valueBytes.count = 0
+        valueEnds.count = 0
+        for k in 0..<groupOrder.count {
+            let t = Int(groupOrder.base[k])
+            var i = Int(head[t])
+            while i >= 0 {
+                let column = toks[i].column
+                var count: UInt64 = 0
+                var j = i
+                while j >= 0 && toks[j].column == column {
+                    count &+= 1
+                    j = Int(next[j])
+                }
+                FullTextPostingsCodec.appendVarint(UInt64(column), to: &valueBytes)
+                FullTextPostingsCodec.appendVarint(count, to: &valueBytes)
+                var previous: UInt32 = 0
+                j = i
+                while j >= 0 && toks[j].column == column {
+                    let p = toks[j].position
+                    FullTextPostingsCodec.appendVarint(UInt64(p &- previous), to: &valueBytes)
+                    previous = p
+                    j = Int(next[j])
+                }
+                i = j
+            }
+            valueEnds.append(Int32(valueBytes.count))
+            head[t] = -1
+        }
+    }
+}
