@@ -93,6 +93,18 @@ final class IndexStore: @unchecked Sendable {
         }
     }
 
+    /// The values of the index expressions for a document, or nil when it is outside the
+    /// partial index's `where` (full-text columns).
+    func columnValues(body: UnsafeRawBufferPointer, txn: Transaction) -> [Value]? {
+        guard let root = BinaryValue.root(body) else { return nil }
+        let ctx = ExecContext(sourceCount: 1, variableCount: variableCount, aggregateCount: 0, parameters: [:], txn: txn)
+        var slot = SourceSlot(state: .document)
+        slot.body = root
+        ctx.slots[0] = slot
+        if let w = whereEvaluator, Semantics.truth(w(ctx)) != .true { return nil }
+        return evaluators.map { $0(ctx) }
+    }
+
     /// The innermost elements reachable through the array levels (non-arrays contribute none).
     func collectElements(_ v: Value, level: Int, into out: inout [Value]) {
         guard case .array(let items) = v else { return }

@@ -20,7 +20,13 @@ struct SourceSlot {
     var covered: [Value] = []
     var coveredPaths: [[PathComponent]] = []
 
-    var idString: String { String(decoding: id, as: UTF8.self) }
+    /// The document ID when it is not in LMDB memory (full-text matches).
+    var ownedID: [UInt8]? = nil
+
+    var idString: String {
+        if let ownedID { return String(decoding: ownedID, as: UTF8.self) }
+        return String(decoding: id, as: UTF8.self)
+    }
 
     /// The whole value of the source: the body (decoded) or the element.
     var wholeValue: Value {

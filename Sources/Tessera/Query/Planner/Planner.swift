@@ -25,7 +25,13 @@ struct Planner {
                 access = .unnest(path)
             case .collection(let key):
                 access = .fullScan
-                if let store = stores[key] {
+                // A MATCH on this source always drives it through the named full-text index.
+                if let m = remaining.first(where: { if case .match(let s, _, _) = $0 { return s == src.index } else { return false } }),
+                   case .match(_, let name, let q) = m, let store = stores[key],
+                   let index = store.indexes.first(where: { $0.definition.type == .fullText && $0.definition.name.lowercased() == name.lowercased() }) {
+                    access = .fullText(FullTextPlan(indexName: index.definition.name, query: q, store: index))
+                    remaining.removeAll { $0 == m }
+                } else if let store = stores[key] {
                     let choice = IndexSelection(query: q, source: src, store: store, terms: remaining,
                                                 parameters: parameters, isFirstSource: src.index == 0, txn: txn)
                     if let chosen = try choice.best() {
