@@ -105,6 +105,15 @@ final class IndexStore: @unchecked Sendable {
         return evaluators.map { $0(ctx) }
     }
 
+    /// The index expressions' values for a document (ignoring `where`).
+    func expressionValues(body: BinaryValue, txn: Transaction) -> [Value] {
+        let ctx = ExecContext(sourceCount: 1, variableCount: variableCount, aggregateCount: 0, parameters: [:], txn: txn)
+        var slot = SourceSlot(state: .document)
+        slot.body = body
+        ctx.slots[0] = slot
+        return evaluators.map { $0(ctx) }
+    }
+
     /// The innermost elements reachable through the array levels (non-arrays contribute none).
     func collectElements(_ v: Value, level: Int, into out: inout [Value]) {
         guard case .array(let items) = v else { return }

@@ -137,6 +137,13 @@ struct Analyzer {
         var unnamed = 0
         var explicitNames = Set<String>()
         var usedNames: [String: Int] = [:]
+        // Explicit aliases keep their names; implicit names that collide get ` #2`, ` #3`.
+        for col in s.columns {
+            switch col {
+            case .expression(_, let a?), .star(_, let a?): usedNames[a] = 1
+            default: break
+            }
+        }
         for col in s.columns {
             switch col {
             case .star(let src, let alias):
@@ -151,7 +158,7 @@ struct Analyzer {
                     for src in sources { columns.append(ColumnInfo(name: uniqueName(src.alias, &usedNames), kind: .star(src.index))) }
                     continue
                 }
-                columns.append(ColumnInfo(name: alias.map { $0 } ?? uniqueName(name, &usedNames), kind: .star(slot ?? (sources.count == 1 ? 0 : nil))))
+                columns.append(ColumnInfo(name: alias ?? uniqueName(name, &usedNames), kind: .star(slot ?? (sources.count == 1 ? 0 : nil))))
             case .expression(let e, let alias):
                 let b = try bind(e)
                 try checkNoMatch(b, clause: "SELECT")
@@ -314,7 +321,11 @@ struct Analyzer {
                 slot = 0
             }
             return .meta(slot, key)
-        case .member(let base, let path): return .member(try bind(base), path)
+        case .member(let base, let path):
+            if case .meta(_, nil, let loc) = base, case .key(let k)? = path.first {
+                throw error("unknown meta key '\(k)': meta() has \(MetaKey.allCases.map(\.rawValue).joined(separator: ", "))", loc, token: k)
+            }
+            return .member(try bind(base), path)
         case .array(let a): return .array(try a.map { try bind($0) })
         case .object(let m): return .object(try m.map { BoundMember(key: $0.key, value: try bind($0.value)) })
         case .unary(let op, let a): return .unary(op, try bind(a))

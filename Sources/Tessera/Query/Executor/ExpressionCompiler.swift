@@ -68,8 +68,8 @@ enum ExpressionCompiler {
             let fa = compile(a, collation: c), fp = compile(p, collation: c)
             return { ctx in
                 let r = Semantics.like(fa(ctx), fp(ctx), c)
-                if negated, case .bool(let x) = r { return .bool(!x) }
-                return r
+                // NOT LIKE is NOT (x LIKE p): NULL becomes FALSE first, so NOT gives TRUE.
+                return negated ? Semantics.not(Semantics.truth(r)).value : r
             }
 
         case .between(let a, let lo, let hi, let negated):

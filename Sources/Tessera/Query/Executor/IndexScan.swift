@@ -86,10 +86,57 @@ final class IndexScan: RowSource {
         for r in built where unique.last != r { unique.append(r) }
         if plan.descending { unique.reverse() }
         ranges = unique.map { ($0, $0.clipped()) }
+        // Several ranges can meet the same document (truncated keys of different values).
+        dedupeAcrossRanges = ranges.count > 1
+        pending = []
+        cursorAtUnread = false
+    }
+
+    /// Entries whose values share their first `groupLength` key bytes may have been
+    /// truncated, so their key order is not their value order: an ordered scan reads the
+    /// whole group, sorts it by the documents' values, and emits it from `pending`.
+    private var pending: [SourceSlot] = []
+    private var cursorAtUnread = false
+    private var dedupeAcrossRanges = false
+    private let groupLength = IndexKey.minimumRetainedTupleBytes()
+
+    private func readGroup(_ ctx: ExecContext, cursor: Cursor, exact: IndexKey.KeyRange, scan: IndexKey.KeyRange) throws -> Bool {
+        let first = cursor.key
+        let prefix = Array(first[0..<groupLength])
+        var members: [(values: [Value], id: [UInt8], slot: SourceSlot)] = []
+        var ok = true
+        while ok {
+            let key = cursor.key
+            guard key.count >= groupLength, hasPrefix(key, prefix) else { break }
+            if plan.descending { if compareKeys(key, scan.lower) < 0 { break } } else if let upper = scan.upper, compareKeys(key, upper) >= 0 { break }
+            let m = exact.match(key: key)
+            if m != .outside, let (_, idLength) = IndexKey.layout(key) {
+                let n = key.count
+                let id = UnsafeRawBufferPointer(rebasing: key[(n - 3 - idLength)..<(n - 3)])
+                if seen.insert(Array(id)).inserted,
+                   try DocumentFetch.bind(ctx, slot: slot, table: docs, id: id, includeDeleted: includeDeleted),
+                   m == .inside || recheck.allSatisfy({ Semantics.truth($0(ctx)) == .true }),
+                   let body = ctx.slots[slot].body {
+                    members.append((plan.index.expressionValues(body: body, txn: ctx.txn), Array(id), ctx.slots[slot]))
+                }
+            }
+            ok = plan.descending ? try cursor.prev() : try cursor.next()
+        }
+        members.sort { a, b in
+            let c = Value.compare(.array(a.values), .array(b.values))
+            if c != 0 { return plan.descending ? c > 0 : c < 0 }
+            return plan.descending ? b.id.lexicographicallyPrecedes(a.id) : a.id.lexicographicallyPrecedes(b.id)
+        }
+        pending = members.reversed().map(\.slot)
+        return ok
     }
 
     override func next(_ ctx: ExecContext) throws -> Bool {
         guard let cursor else { return false }
+        if let s = pending.popLast() {
+            ctx.slots[slot] = s
+            return true
+        }
         while rangeIndex < ranges.count {
             let (exact, scan) = ranges[rangeIndex]
             var ok: Bool
@@ -102,8 +149,13 @@ final class IndexScan: RowSource {
                         ok = try cursor.last()
                     }
                 } else {
-                    ok = try cursor.seek(scan.lower)
+                    // LMDB rejects an empty key: an open lower bound is the first entry.
+                    ok = scan.lower.isEmpty ? try cursor.first() : try cursor.seek(scan.lower)
                 }
+            } else if cursorAtUnread {
+                // A group read left the cursor on the first entry after it.
+                cursorAtUnread = false
+                ok = true
             } else {
                 ok = plan.descending ? try cursor.prev() : try cursor.next()
             }
@@ -114,6 +166,22 @@ final class IndexScan: RowSource {
                 } else if let upper = scan.upper, compareKeys(key, upper) >= 0 {
                     break
                 }
+                if plan.ordered, let (tupleLength, _) = IndexKey.layout(key), tupleLength >= groupLength {
+                    let more = try readGroup(ctx, cursor: cursor, exact: exact, scan: scan)
+                    guard let s = pending.popLast() else {
+                        if !more { break }
+                        continue // the cursor is on the first entry after the group
+                    }
+                    if more {
+                        cursorAtUnread = true
+                    } else {
+                        // The cursor ran off the table: this range is done.
+                        rangeIndex += 1
+                        positioned = false
+                    }
+                    ctx.slots[slot] = s
+                    return true
+                }
                 let m = exact.match(key: key)
                 if m != .outside, key.count >= IndexKey.trailerSize {
                     let n = key.count
@@ -121,7 +189,7 @@ final class IndexScan: RowSource {
                     if idLength + IndexKey.trailerSize <= n {
                         let id = UnsafeRawBufferPointer(rebasing: key[(n - 3 - idLength)..<(n - 3)])
                         var fresh = true
-                        if dedupe { fresh = seen.insert(Array(id)).inserted }
+                        if dedupe || dedupeAcrossRanges || plan.ordered { fresh = seen.insert(Array(id)).inserted }
                         if fresh, m == .inside, let paths = coveredPaths, let values = try? IndexKey.values(fromKey: key) {
                             ctx.slots[slot] = SourceSlot(state: .covered, id: id, covered: values, coveredPaths: paths)
                             return true

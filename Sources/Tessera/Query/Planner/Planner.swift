@@ -268,6 +268,7 @@ struct IndexSelection {
                                  describedPredicates: described, satisfied: satisfied, usedColumns: equalities.count + (rangeConstraint == nil ? 0 : 1),
                                  expressions: exprs)
         scan.keys = IndexScanKeys(equalities: equalities, rangeConstraint: rangeConstraint)
+        scan.ordered = satisfiesOrder
         scan.covering = isCovering(index, satisfied: satisfied + proven)
         let entries = try txn.count(index.table)
         let score = (equalities.count, rangeConstraint == nil ? 0 : 1, satisfiesOrder ? 1 : 0, -entries)

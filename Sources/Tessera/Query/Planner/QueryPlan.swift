@@ -33,6 +33,8 @@ struct IndexScanPlan {
     var expressions: [BoundExpr]
     /// For an array index: the UNNEST sources (outermost first) this scan binds.
     var arraySources: [Int] = []
+    /// The scan's order is the query's ORDER BY (long values must then be ordered exactly).
+    var ordered = false
     /// The column constraints the key ranges are built from when the scan starts.
     var keys = IndexScanKeys(equalities: [], rangeConstraint: nil)
 }
