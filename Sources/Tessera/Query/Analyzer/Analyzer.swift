@@ -322,7 +322,8 @@ struct Analyzer {
             }
             return .meta(slot, key)
         case .member(let base, let path):
-            if case .meta(_, nil, let loc) = base, case .key(let k)? = path.first {
+            if case .meta(_, nil, let loc) = base, case .key(let k)? = path.first,
+               !MetaKey.allCases.contains(where: { $0.rawValue.lowercased() == k.lowercased() }) {
                 throw error("unknown meta key '\(k)': meta() has \(MetaKey.allCases.map(\.rawValue).joined(separator: ", "))", loc, token: k)
             }
             return .member(try bind(base), path)
