@@ -407,6 +407,7 @@ extension Parser {
         advance()
         var h = 0
         var operand: Expr?
+        if current.isKeyword(.end) || current.isKeyword(.else) { throw unexpected("WHEN") }
         if !current.isKeyword(.when) {
             let o = try parseExpr(0)
             operand = o.expr

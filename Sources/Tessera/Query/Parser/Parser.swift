@@ -158,8 +158,10 @@ struct Parser {
     mutating func optionalAlias(followers: (Token) -> Bool) throws(QueryError) -> String? {
         if accept(.as) { return try name("an alias").text }
         guard current.isIdentifier else { return nil }
-        if current.kind == .identifier, let m = unsupportedConstruct(current), !followers(peek()) {
-            throw error(m)
+        if current.kind == .identifier, let m = unsupportedConstruct(current) {
+            let next = peek()
+            let fullJoin = current.isWord("FULL") && (next.isKeyword(.join) || next.isKeyword(.outer))
+            if fullJoin || !followers(next) { throw error(m) }
         }
         return advance().text
     }

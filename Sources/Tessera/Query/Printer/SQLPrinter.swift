@@ -216,7 +216,8 @@ struct SQLWriter {
             switch op {
             case .not:
                 out += "NOT "
-                expr(x, 5)
+                // A prefix operand needs no parentheses: the parser reads prefixes anywhere.
+                if case .unary(.not, _) = x { expr(x, 4) } else { expr(x, 5) }
             case .negate, .plus:
                 out += op.rawValue
                 // `-(5)` keeps unary minus on a literal; `-(-a)` avoids `--a`.
