@@ -220,27 +220,25 @@ struct SQLWriter {
                 if case .unary(.not, _) = x { expr(x, 4) } else { expr(x, 5) }
             case .negate, .plus:
                 out += op.rawValue
-                // `-(5)` keeps unary minus on a literal; `-(-a)` avoids `--a`.
-                if case .literal(let v) = x, v.isNumber {
-                    out += "("
-                    literal(v)
-                    out += ")"
-                } else if case .unary(let inner, _) = x, inner != .not {
-                    out += "("
-                    expr(x, 0)
-                    out += ")"
+                // `-(5)` keeps unary minus on a number (`-5` is a literal) and `-(-a)`
+                // avoids `--a`.
+                let operand = SQLWriter.render(x, 10)
+                if let first = operand.utf8.first, (first >= 0x30 && first <= 0x39) || first == 0x2E
+                    || first == 0x2D || first == 0x2B {
+                    out += "(" + SQLWriter.render(x, 0) + ")"
                 } else {
-                    expr(x, 10)
+                    out += operand
                 }
             }
         case .binary(let op, let l, let r):
             let lv = SQLWriter.level(e)
             expr(l, lv)
             out += " " + op.rawValue + " "
-            if op == .is || op == .isNot, case .literal(let v) = r, v.isNull || v.isMissing {
-                out += "("
-                literal(v)
-                out += ")"
+            if op == .is || op == .isNot {
+                // `a IS NULL…` / `a IS MISSING…` would read as the postfix tests.
+                let right = SQLWriter.render(r, lv + 1)
+                out += SQLWriter.startsWithWord(right, "NULL") || SQLWriter.startsWithWord(right, "MISSING")
+                    ? "(" + SQLWriter.render(r, 0) + ")" : right
             } else {
                 expr(r, lv + 1)
             }
@@ -328,6 +326,23 @@ struct SQLWriter {
             indexReference(ref)
             out += ")"
         }
+    }
+
+    /// `e` printed on its own at `minLevel`.
+    static func render(_ e: Expr, _ minLevel: Int) -> String {
+        var w = SQLWriter()
+        w.expr(e, minLevel)
+        return w.out
+    }
+
+    /// True when `text` starts with the keyword `word` (followed by a non-identifier byte).
+    static func startsWithWord(_ text: String, _ word: String) -> Bool {
+        let t = Array(text.utf8), w = Array(word.utf8)
+        guard t.count >= w.count, Array(t[0..<w.count]) == w else { return false }
+        guard t.count > w.count else { return true }
+        let b = t[w.count]
+        let identChar = (b >= 0x41 && b <= 0x5A) || (b >= 0x61 && b <= 0x7A) || b == 0x5F || (b >= 0x30 && b <= 0x39) || b == 0x24
+        return !identChar
     }
 
     /// True when `e` prints as a primary that does not start with `(` or `[`, so that it can
