@@ -160,7 +160,9 @@ struct ParserErrorTests {
     @Test func longOperatorChainsAreBounded() throws {
         // 900 terms: a tree of height 899 is accepted…
         let ok = (0..<900).map { "a\($0)" }.joined(separator: " AND ")
-        _ = try SQLParser.parseExpression(ok)
+        let tall = try SQLParser.parseExpression(ok)
+        // Printing, comparing and freeing such a tree is fine too.
+        #expect(try SQLParser.parseExpression(SQLPrinter.print(tall)) == tall)
         // …100,000 terms would make a tree too tall to walk recursively.
         let long = Array(repeating: "1", count: 100_000).joined(separator: "+")
         do {

@@ -176,6 +176,10 @@ let parserGoldens: [(String, String)] = [
         (#"SELECT META().id AS docId, name FROM _ WHERE meta().deleted"#, #"SELECT META().id AS docId, name FROM _ WHERE META().deleted"#),
         (#"SELECT COUNT(*) AS n, AVG(price) avg_price FROM hotels GROUP BY city HAVING n > 10 ORDER BY avg_price DESC"#, #"SELECT COUNT(*) AS n, AVG(price) AS avg_price FROM hotels GROUP BY city HAVING n > 10 ORDER BY avg_price DESC"#),
         (#"SELECT r.name, a.name FROM routes r JOIN airlines a ON r.airlineid = meta(a).id WHERE a.country = 'France'"#, #"SELECT r.name, a.name FROM routes AS r JOIN airlines AS a ON r.airlineid = META(a).id WHERE a.country = 'France'"#),
+        // §13.3: [T] accepted as a bare array expression.
+        (#"SELECT * FROM _ WHERE "James" IN contactsList"#, #"SELECT * FROM _ WHERE 'James' IN contactsList"#),
+        // §13.4: parses as a plain property path (the analyzer or the data decide).
+        (#"SELECT * FROM r JOIN a ON r.airlineid = a.meta.id"#, #"SELECT * FROM r JOIN a ON r.airlineid = a.meta.id"#),
         (#"SELECT * FROM _ WHERE ARRAY_CONTAINS(contactsList, "James")"#, #"SELECT * FROM _ WHERE ARRAY_CONTAINS(contactsList, 'James')"#),
         (#"SELECT * FROM _ WHERE a = 1 ;"#, #"SELECT * FROM _ WHERE a = 1"#),
         (#"SELECT name FROM _ WHERE name COLLATE NOCASE = 'fred'"#, #"SELECT name FROM _ WHERE (name COLLATE NOCASE) = 'fred'"#),

@@ -1,6 +1,10 @@
 // QueryBuilder: every construct yields the same AST as its SQL++ twin (SPEC §11).
 
+#if canImport(FoundationEssentials)
+import FoundationEssentials  // not Foundation: its ICU clashes with the engine's CICU module
+#else
 import Foundation
+#endif
 import Testing
 @testable import Tessera
 
