@@ -13,145 +13,173 @@
 
 extension Parser {
     /// A full expression (COLLATE included).
-    mutating func expression() throws(QueryError) -> Expr {
+    func expression() throws -> Expr {
         try parseExpr(0).expr
     }
 
+    // The functions on the recursion path (parseExpr → prefix → primary → parenthesized,
+    // call, literals, CASE, ANY … → parseExpr) are kept lean: few locals, no Token copies,
+    // no string building (errors are built by the `fail…` helpers). Debug builds give every
+    // local and temporary its own stack slot, and nesting multiplies frame sizes.
+
     /// An expression whose operators all have level ≥ `minLevel`.
-    mutating func parseExpr(_ minLevel: Int) throws(QueryError) -> Node {
+    func parseExpr(_ minLevel: Int) throws -> Node {
+        // No `defer`: after an error the parser is dropped, so `depth` only needs to be
+        // right on the way out of successful calls.
         depth += 1
-        defer { depth -= 1 }
-        if depth > Parser.maxDepth { throw error("expression nested too deeply") }
+        if depth > Parser.maxDepth { try failNested(index) }
+        var node = try prefix()
+        while let level = try infixLevel(minLevel), level >= minLevel {
+            node = try infixStep(node, level)
+        }
+        depth -= 1
+        return node
+    }
 
-        var (lhs, height) = try prefix()
-        while true {
-            let t = current
-            let level: Int
-            switch t.kind {
-            case .keyword(.collate): level = 1
-            case .keyword(.or): level = 2
-            case .keyword(.and): level = 3
-            case .keyword(.is), .keyword(.in), .keyword(.like), .keyword(.between): level = 5
-            case .keyword(.not):
-                switch peek().kind {
-                case .keyword(.null), .keyword(.in), .keyword(.like), .keyword(.between): level = 5
-                default:
-                    if minLevel <= 5 {
-                        throw error("expected NULL, IN, LIKE or BETWEEN after NOT, found \(describe(peek()))", at: peek())
-                    }
-                    return (lhs, height)
-                }
-            case .symbol(.equal), .symbol(.doubleEqual), .symbol(.notEqual), .symbol(.lessGreater): level = 5
-            case .symbol(.less), .symbol(.lessOrEqual), .symbol(.greater), .symbol(.greaterOrEqual): level = 6
-            case .symbol(.plus), .symbol(.minus): level = 7
-            case .symbol(.star), .symbol(.slash), .symbol(.percent): level = 8
-            case .symbol(.concat): level = 9
-            default: return (lhs, height)
-            }
-            if level < minLevel { return (lhs, height) }
-            advance()
+    /// Applies the operator at the current token to `node`, with the height check.
+    @inline(never)
+    private func infixStep(_ node: Node, _ level: Int) throws -> Node {
+        let at = index
+        let step = try infix(node.expr, level)
+        let height = max(node.height, step.height) + 1
+        if height > Parser.maxHeight { try failNested(at) }
+        return (step.expr, height)
+    }
 
-            var childHeight = 0
-            switch t.kind {
-            case .keyword(.collate):
-                lhs = .collate(lhs, try collations())
-            case .keyword(.or), .keyword(.and):
-                let r = try parseExpr(level + 1)
-                lhs = .binary(t.isKeyword(.or) ? .or : .and, lhs, r.expr)
-                childHeight = r.height
-            case .symbol(let s):
-                let op: BinaryOperator
-                switch s {
-                case .equal, .doubleEqual: op = .equal
-                case .notEqual, .lessGreater: op = .notEqual
-                case .less: op = .less
-                case .lessOrEqual: op = .lessOrEqual
-                case .greater: op = .greater
-                case .greaterOrEqual: op = .greaterOrEqual
-                case .plus: op = .add
-                case .minus: op = .subtract
-                case .star: op = .multiply
-                case .slash: op = .divide
-                case .percent: op = .modulo
-                default: op = .concat
-                }
-                let r = try parseExpr(level + 1)
-                lhs = .binary(op, lhs, r.expr)
-                childHeight = r.height
-            case .keyword(.is):
-                let negated = accept(.not)
-                if let kind = testKind(current) {
-                    advance()
-                    lhs = .test(lhs, kind, negated: negated)
-                } else {
-                    let r = try parseExpr(6)
-                    lhs = .binary(negated ? .isNot : .is, lhs, r.expr)
-                    childHeight = r.height
-                }
-            case .keyword(.not):
-                let next = advance()
-                switch next.kind {
-                case .keyword(.null): lhs = .test(lhs, .null, negated: true)
-                case .keyword(.in): (lhs, childHeight) = try inRest(lhs, negated: true)
-                case .keyword(.like):
-                    let r = try parseExpr(6)
-                    lhs = .like(lhs, r.expr, negated: true)
-                    childHeight = r.height
-                default:
-                    (lhs, childHeight) = try betweenRest(lhs, negated: true)
-                }
-            case .keyword(.in):
-                (lhs, childHeight) = try inRest(lhs, negated: false)
-            case .keyword(.like):
-                let r = try parseExpr(6)
-                lhs = .like(lhs, r.expr, negated: false)
-                childHeight = r.height
-            default: // BETWEEN
-                (lhs, childHeight) = try betweenRest(lhs, negated: false)
+    /// The level of the infix or postfix operator at the current token, or nil.
+    private func infixLevel(_ minLevel: Int) throws -> Int? {
+        switch kind {
+        case .keyword(.collate): return 1
+        case .keyword(.or): return 2
+        case .keyword(.and): return 3
+        case .keyword(.is), .keyword(.in), .keyword(.like), .keyword(.between): return 5
+        case .keyword(.not):
+            switch kind(1) {
+            case .keyword(.null), .keyword(.in), .keyword(.like), .keyword(.between): return 5
+            default:
+                if minLevel <= 5 { try failAfterNot() }
+                return nil
             }
-            height = max(height, childHeight) + 1
-            if height > Parser.maxHeight { throw error("expression nested too deeply", at: t) }
+        case .symbol(.equal), .symbol(.doubleEqual), .symbol(.notEqual), .symbol(.lessGreater): return 5
+        case .symbol(.less), .symbol(.lessOrEqual), .symbol(.greater), .symbol(.greaterOrEqual): return 6
+        case .symbol(.plus), .symbol(.minus): return 7
+        case .symbol(.star), .symbol(.slash), .symbol(.percent): return 8
+        case .symbol(.concat): return 9
+        default: return nil
         }
     }
 
-    /// NULL, MISSING or VALUED after IS [NOT].
-    private func testKind(_ t: Token) -> TestKind? {
-        switch t.kind {
-        case .keyword(.null): .null
-        case .keyword(.missing): .missing
-        case .keyword(.valued): .valued
-        default: nil
+    /// Applies the operator at the current token (of `level`) to `lhs`. Returns the new tree
+    /// and the height of the tallest operand read.
+    @inline(never)
+    private func infix(_ lhs: Expr, _ level: Int) throws -> Node {
+        let k = kind
+        skip()
+        switch k {
+        case .keyword(.collate): return (.collate(lhs, try collations()), 0)
+        case .keyword(.or): return try binaryRest(.or, lhs, level)
+        case .keyword(.and): return try binaryRest(.and, lhs, level)
+        case .keyword(.is): return try isRest(lhs)
+        case .keyword(.not): return try notRest(lhs)
+        case .keyword(.in): return try inRest(lhs, negated: false)
+        case .keyword(.like): return try likeRest(lhs, negated: false)
+        case .keyword(.between): return try betweenRest(lhs, negated: false)
+        default: return try binaryRest(Parser.binaryOperator(k), lhs, level)
         }
+    }
+
+    private static func binaryOperator(_ k: TokenKind) -> BinaryOperator {
+        switch k {
+        case .symbol(.equal), .symbol(.doubleEqual): .equal
+        case .symbol(.notEqual), .symbol(.lessGreater): .notEqual
+        case .symbol(.less): .less
+        case .symbol(.lessOrEqual): .lessOrEqual
+        case .symbol(.greater): .greater
+        case .symbol(.greaterOrEqual): .greaterOrEqual
+        case .symbol(.plus): .add
+        case .symbol(.minus): .subtract
+        case .symbol(.star): .multiply
+        case .symbol(.slash): .divide
+        case .symbol(.percent): .modulo
+        default: .concat
+        }
+    }
+
+    /// The right operand of a left-associative binary operator of `level`.
+    @inline(never)
+    private func binaryRest(_ op: BinaryOperator, _ lhs: Expr, _ level: Int) throws -> Node {
+        let r = try parseExpr(level + 1)
+        return (.binary(op, lhs, r.expr), r.height)
+    }
+
+    /// After IS: `[NOT] NULL|MISSING|VALUED`, or `[NOT] expr`.
+    @inline(never)
+    private func isRest(_ lhs: Expr) throws -> Node {
+        let negated = accept(.not)
+        let test: TestKind?
+        switch kind {
+        case .keyword(.null): test = .null
+        case .keyword(.missing): test = .missing
+        case .keyword(.valued): test = .valued
+        default: test = nil
+        }
+        if let test {
+            skip()
+            return (.test(lhs, test, negated: negated), 0)
+        }
+        return try binaryRest(negated ? .isNot : .is, lhs, 5)
+    }
+
+    /// After a postfix NOT: `NULL`, `IN …`, `LIKE …` or `BETWEEN …`.
+    @inline(never)
+    private func notRest(_ lhs: Expr) throws -> Node {
+        let k = kind
+        skip()
+        switch k {
+        case .keyword(.null): return (.test(lhs, .null, negated: true), 0)
+        case .keyword(.in): return try inRest(lhs, negated: true)
+        case .keyword(.like): return try likeRest(lhs, negated: true)
+        default: return try betweenRest(lhs, negated: true)
+        }
+    }
+
+    /// After `[NOT] LIKE`: the pattern.
+    @inline(never)
+    private func likeRest(_ lhs: Expr, negated: Bool) throws -> Node {
+        let r = try parseExpr(6)
+        return (.like(lhs, r.expr, negated: negated), r.height)
     }
 
     /// After `[NOT] IN`: `(e, …)`, `[e, …]`, or a bare array-valued primary.
-    private mutating func inRest(_ lhs: Expr, negated: Bool) throws(QueryError) -> Node {
-        if current.isSymbol(.leftParen) {
-            if peek().isKeyword(.select) { throw error("subqueries are not supported", at: peek()) }
-            advance()
-            let (list, h) = try expressionList(until: .rightParen)
-            return (.inList(lhs, list, negated: negated), h)
+    @inline(never)
+    private func inRest(_ lhs: Expr, negated: Bool) throws -> Node {
+        if at(.leftParen) {
+            if kind(1) == .keyword(.select) { try failSubquery(index + 1) }
+            skip()
+            let list = try expressionList(until: .rightParen)
+            return (.inList(lhs, list.expressions, negated: negated), list.height)
         }
         if accept(.leftBracket) {
-            let (list, h) = try expressionList(until: .rightBracket)
-            return (.inList(lhs, list, negated: negated), h)
+            let list = try expressionList(until: .rightBracket)
+            return (.inList(lhs, list.expressions, negated: negated), list.height)
         }
-        guard startsExpression(current) else { throw unexpected("'(', '[' or an array expression after IN") }
+        if !startsExpression(kind) { try failExpected("'(', '[' or an array expression after IN") }
         let r = try primaryWithPath()
         return (.inArray(lhs, r.expr, negated: negated), r.height)
     }
 
     /// After `[NOT] BETWEEN`: `low AND high`.
-    private mutating func betweenRest(_ lhs: Expr, negated: Bool) throws(QueryError) -> Node {
+    @inline(never)
+    private func betweenRest(_ lhs: Expr, negated: Bool) throws -> Node {
         let low = try parseExpr(6)
-        try expect(.and, "AND in BETWEEN … AND …")
+        try require(.and, "AND in BETWEEN … AND …")
         let high = try parseExpr(6)
         return (.between(lhs, low.expr, high.expr, negated: negated), max(low.height, high.height))
     }
 
     /// Comma-separated expressions up to the closing symbol (which is consumed); may be empty.
-    /// Returns the list and the tallest element's height.
-    private mutating func expressionList(until close: Symbol) throws(QueryError) -> ([Expr], Int) {
+    @inline(never)
+    private func expressionList(until close: Symbol) throws -> (expressions: [Expr], height: Int) {
         var list: [Expr] = []
         var h = 0
         if accept(close) { return (list, h) }
@@ -160,14 +188,14 @@ extension Parser {
             list.append(e.expr)
             h = max(h, e.height)
             if accept(close) { return (list, h) }
-            guard accept(.comma) else { throw unexpected("',' or '\(close.rawValue)'") }
+            if !accept(.comma) { try failListSeparator(close) }
         }
     }
 
     // MARK: - Collations
 
     /// After COLLATE: one collation name, or several in parentheses.
-    private mutating func collations() throws(QueryError) -> [CollationKeyword] {
+    private func collations() throws -> [CollationKeyword] {
         if accept(.leftParen) {
             var list: [CollationKeyword] = []
             while !accept(.rightParen) {
@@ -196,7 +224,7 @@ extension Parser {
     }
 
     /// `UNICODE[:locale] NOUNICODE CASE NOCASE DIAC NODIAC`.
-    private mutating func collation() throws(QueryError) -> CollationKeyword {
+    private func collation() throws -> CollationKeyword {
         let t = current
         let word: String
         switch t.kind {
@@ -231,119 +259,126 @@ extension Parser {
     // MARK: - Prefix operators and primaries
 
     /// `NOT e`, `-e`, `+e`, or a primary with its path.
-    private mutating func prefix() throws(QueryError) -> Node {
-        let t = current
-        switch t.kind {
-        case .keyword(.not):
-            advance()
-            let r = try parseExpr(5)
-            return (.unary(.not, r.expr), r.height + 1)
+    private func prefix() throws -> Node {
+        switch kind {
+        case .keyword(.not): return try unaryRest(.not, operandLevel: 5)
+        case .symbol(.plus): return try unaryRest(.plus, operandLevel: 10)
         case .symbol(.minus):
-            advance()
             // `-` directly before a number is a negative literal (`-10`, `-9223372036854775808`).
-            if current.kind == .integer || current.kind == .decimal {
-                let n = advance()
-                return (.literal(try number(n, negative: true)), 1)
-            }
-            let r = try parseExpr(10)
-            return (.unary(.negate, r.expr), r.height + 1)
-        case .symbol(.plus):
-            advance()
-            let r = try parseExpr(10)
-            return (.unary(.plus, r.expr), r.height + 1)
-        default:
-            return try primaryWithPath()
+            if kind(1) == .integer || kind(1) == .decimal { return try literal(negative: true) }
+            return try unaryRest(.negate, operandLevel: 10)
+        default: return try primaryWithPath()
         }
     }
 
-    /// The value of a number token: Int when it has no fraction or exponent and fits in
-    /// Int64, else Double.
-    private func number(_ t: Token, negative: Bool) throws(QueryError) -> Value {
-        let text = negative ? "-" + t.text : t.text
-        if t.kind == .integer, let i = Int64(text) { return .int(i) }
-        guard let d = Double(text) else { throw error("malformed number", at: t) }
-        return .double(d)
+    /// A prefix operator and its operand.
+    @inline(never)
+    private func unaryRest(_ op: UnaryOperator, operandLevel: Int) throws -> Node {
+        skip()
+        let r = try parseExpr(operandLevel)
+        return (.unary(op, r.expr), r.height + 1)
+    }
+
+    /// A number, string, TRUE, FALSE, NULL or MISSING token (after `-` when `negative`).
+    @inline(never)
+    private func literal(negative: Bool) throws -> Node {
+        if negative { skip() }
+        let t = advance()
+        let v: Value
+        switch t.kind {
+        case .integer, .decimal:
+            let text = negative ? "-" + t.text : t.text
+            if t.kind == .integer, let i = Int64(text) {
+                v = .int(i)
+            } else if let d = Double(text) {
+                v = .double(d)
+            } else {
+                throw error("malformed number", at: t)
+            }
+        case .string: v = .string(t.text)
+        case .keyword(.true): v = .bool(true)
+        case .keyword(.false): v = .bool(false)
+        case .keyword(.null): v = .null
+        default: v = .missing
+        }
+        return (.literal(v), 1)
     }
 
     /// A primary (level 11) followed by its `.name` / `[n]` path.
-    mutating func primaryWithPath() throws(QueryError) -> Node {
-        let t = current
-        switch t.kind {
-        case .integer, .decimal:
-            advance()
-            return try memberPath((.literal(try number(t, negative: false)), 1))
-        case .string:
-            advance()
-            return try memberPath((.literal(.string(t.text)), 1))
-        case .keyword(.true), .keyword(.false), .keyword(.null), .keyword(.missing):
-            advance()
-            let v: Value = t.isKeyword(.true) ? .bool(true) : t.isKeyword(.false) ? .bool(false)
-                : t.isKeyword(.null) ? .null : .missing
-            return try memberPath((.literal(v), 1))
-        case .parameter:
-            advance()
-            return try memberPath((.parameter(t.text, t.location), 1))
-        case .keyword(.case):
-            return try memberPath(try caseExpression())
-        case .keyword(.any), .keyword(.every):
-            return try memberPath(try quantified())
-        case .identifier:
-            if t.isWord("SOME"), isQuantifierAfterSome() { return try memberPath(try quantified()) }
-            if peek().isSymbol(.leftParen) { return try call() }
-            return try propertyPath()
-        case .quotedIdentifier:
-            return try propertyPath()
-        case .symbol(.leftParen):
-            if peek().isKeyword(.select) { throw error("subqueries are not supported", at: peek()) }
-            advance()
-            let inner = try parseExpr(0)
-            if current.isSymbol(.comma) {
-                throw error("unexpected ',' (a parenthesised list is only allowed after IN)")
-            }
-            try expect(.rightParen, "')'")
-            return try memberPath(inner)
-        case .symbol(.leftBracket):
-            advance()
-            let (list, h) = try expressionList(until: .rightBracket)
-            return try memberPath((.array(list), h + 1))
-        case .symbol(.leftBrace):
-            return try memberPath(try objectLiteral())
-        case .symbol(.star):
-            throw error("'*' is only allowed as a SELECT result or in COUNT(*)")
-        case .keyword(let k):
-            if startsKeywordlessContext(k) { throw unexpected("an expression") }
-            throw error("expected an expression, found \(describe(t)) (a reserved word; put it in backticks to use it as a name)")
-        default:
-            throw unexpected("an expression")
+    func primaryWithPath() throws -> Node {
+        let base = try primary()
+        return try memberPath(base)
+    }
+
+    /// A primary without its path.
+    private func primary() throws -> Node {
+        switch kind {
+        case .integer, .decimal, .string, .keyword(.true), .keyword(.false), .keyword(.null), .keyword(.missing):
+            return try literal(negative: false)
+        case .parameter: return parameter()
+        case .keyword(.case): return try caseExpression()
+        case .keyword(.any), .keyword(.every): return try quantified()
+        case .identifier: return try identifierPrimary()
+        case .quotedIdentifier: return try propertyPath()
+        case .symbol(.leftParen): return try parenthesized()
+        case .symbol(.leftBracket): return try arrayLiteral()
+        case .symbol(.leftBrace): return try objectLiteral()
+        default: try failNotAnExpression()
         }
     }
 
-    /// Reserved words that end an expression (so "expected an expression" is the right message).
-    private func startsKeywordlessContext(_ k: Keyword) -> Bool {
-        [.from, .where, .group, .order, .limit, .offset, .having, .then, .else, .end, .when, .satisfies,
-         .and, .or, .as, .on, .join, .asc, .desc, .by, .in, .is, .like, .between, .collate].contains(k)
+    /// `$name`.
+    private func parameter() -> Node {
+        let t = advance()
+        return (.parameter(t.text, t.location), 1)
+    }
+
+    /// A call, a SOME quantifier or a property path.
+    @inline(never)
+    private func identifierPrimary() throws -> Node {
+        if kind(1) == .symbol(.leftParen) { return try call() }
+        if isQuantifierAfterSome() { return try quantified() }
+        return try propertyPath()
+    }
+
+    /// `( expr )`.
+    @inline(never)
+    private func parenthesized() throws -> Node {
+        if kind(1) == .keyword(.select) { try failSubquery(index + 1) }
+        skip()
+        let inner = try parseExpr(0)
+        if at(.comma) { try fail("unexpected ',' (a parenthesised list is only allowed after IN)") }
+        try require(.rightParen, "')'")
+        return inner
+    }
+
+    /// `[e, …]`.
+    @inline(never)
+    private func arrayLiteral() throws -> Node {
+        skip()
+        let list = try expressionList(until: .rightBracket)
+        return (.array(list.expressions), list.height + 1)
     }
 
     /// `SOME v IN …` or `SOME AND EVERY …` (SOME is not reserved: `some` alone is a property).
     private func isQuantifierAfterSome() -> Bool {
-        if peek().isKeyword(.and), peek(2).isKeyword(.every) { return true }
-        return peek().isIdentifier && peek(2).isKeyword(.in)
+        guard current.isWord("SOME") else { return false }
+        if kind(1) == .keyword(.and), kind(2) == .keyword(.every) { return true }
+        return (kind(1) == .identifier || kind(1) == .quotedIdentifier) && kind(2) == .keyword(.in)
     }
 
     /// `.name` / `[n]` steps after a primary that is not a property path. `[n]` may only
     /// follow a property path or a `.name` step (SPEC §1.4).
-    private mutating func memberPath(_ base: Node) throws(QueryError) -> Node {
-        if current.isSymbol(.leftBracket) {
-            throw error("an array index [n] can only follow a property path")
-        }
-        guard current.isSymbol(.dot) else { return base }
+    private func memberPath(_ base: Node) throws -> Node {
+        if at(.leftBracket) { try fail("an array index [n] can only follow a property path") }
+        guard at(.dot) else { return base }
         var components: [PathComponent] = []
         try pathSteps(&components)
         return (.member(base.expr, components), base.height + 1)
     }
 
     /// `name (.name | [n])*`.
-    private mutating func propertyPath() throws(QueryError) -> Node {
+    private func propertyPath() throws -> Node {
         let first = advance()
         var components: [PathComponent] = [.key(first.text)]
         try pathSteps(&components)
@@ -351,7 +386,7 @@ extension Parser {
     }
 
     /// Appends `.name` and `[n]` steps.
-    private mutating func pathSteps(_ components: inout [PathComponent]) throws(QueryError) {
+    private func pathSteps(_ components: inout [PathComponent]) throws {
         while true {
             if accept(.dot) {
                 if current.isSymbol(.star) { throw error("'.*' is only allowed as a SELECT result (alias.*)") }
@@ -367,7 +402,7 @@ extension Parser {
     }
 
     /// The integer literal of `[n]` (negative allowed).
-    private mutating func arrayIndex() throws(QueryError) -> Int {
+    private func arrayIndex() throws -> Int {
         let negative = accept(.minus)
         let t = current
         guard t.kind == .integer else {
@@ -383,31 +418,32 @@ extension Parser {
     // MARK: - Compound primaries
 
     /// `{'k': e, …}` (keys must be string literals).
-    private mutating func objectLiteral() throws(QueryError) -> Node {
-        advance()
+    @inline(never)
+    private func objectLiteral() throws -> Node {
+        skip()
         var members: [ObjectMember] = []
         var h = 0
         if accept(.rightBrace) { return (.object(members), 1) }
         while true {
-            guard current.kind == .string else {
-                throw error("object literal keys must be string literals, found \(describe(current))")
-            }
+            if kind != .string { try failObjectKey() }
             let key = advance().text
-            try expect(.colon, "':' after an object key")
+            try require(.colon, "':' after an object key")
             let v = try parseExpr(0)
             members.append(ObjectMember(key: key, value: v.expr))
             h = max(h, v.height)
             if accept(.rightBrace) { return (.object(members), h + 1) }
-            guard accept(.comma) else { throw unexpected("',' or '}'") }
+            if !accept(.comma) { try failExpected("',' or '}'") }
         }
     }
 
     /// `CASE [operand] (WHEN e THEN e)+ [ELSE e] END`.
-    private mutating func caseExpression() throws(QueryError) -> Node {
-        advance()
+    @inline(never)
+    private func caseExpression() throws -> Node {
+        skip()
         var h = 0
         var operand: Expr?
-        if !current.isKeyword(.when) {
+        if at(.end) || at(.else) { try failExpected("WHEN") }
+        if !at(.when) {
             let o = try parseExpr(0)
             operand = o.expr
             h = o.height
@@ -415,90 +451,93 @@ extension Parser {
         var clauses: [WhenClause] = []
         while accept(.when) {
             let w = try parseExpr(0)
-            try expect(.then, "THEN")
+            try require(.then, "THEN")
             let r = try parseExpr(0)
             clauses.append(WhenClause(when: w.expr, then: r.expr))
             h = max(h, w.height, r.height)
         }
-        if clauses.isEmpty { throw unexpected("WHEN") }
+        if clauses.isEmpty { try failExpected("WHEN") }
         var elseExpr: Expr?
         if accept(.else) {
             let e = try parseExpr(0)
             elseExpr = e.expr
             h = max(h, e.height)
         }
-        try expect(.end, "WHEN, ELSE or END")
+        try require(.end, "WHEN, ELSE or END")
         return (.caseWhen(operand: operand, clauses, else: elseExpr), h + 1)
     }
 
     /// `(ANY | SOME | EVERY | ANY AND EVERY | SOME AND EVERY) v IN e SATISFIES p END`.
-    private mutating func quantified() throws(QueryError) -> Node {
-        let first = advance()
-        var q: Quantifier = first.isKeyword(.every) ? .every : .any
-        if q == .any, current.isKeyword(.and), peek().isKeyword(.every) {
-            advance(); advance()
+    @inline(never)
+    private func quantified() throws -> Node {
+        var q: Quantifier = at(.every) ? .every : .any
+        skip()
+        if q == .any, at(.and), kind(1) == .keyword(.every) {
+            skip()
+            skip()
             q = .anyAndEvery
         }
-        let variable = try name("a variable name").text
-        try expect(.in, "IN after the variable of \(q.rawValue)")
+        let variable = try nameText("a variable name")
+        try require(.in, "IN after the variable")
         let array = try parseExpr(0)
-        try expect(.satisfies, "SATISFIES")
+        try require(.satisfies, "SATISFIES")
         let condition = try parseExpr(0)
-        try expect(.end, "END")
+        try require(.end, "END")
         return (.quantified(q, variable: variable, in: array.expr, satisfies: condition.expr),
                 max(array.height, condition.height) + 1)
     }
 
     /// `name(args)`, including `COUNT(*)`, `META([alias])`, `MATCH(index, q)`, `RANK(index)`.
-    private mutating func call() throws(QueryError) -> Node {
-        let nameToken = advance()
-        let name = asciiUppercased(nameToken.text)
-        advance() // (
-        if current.isKeyword(.select) { throw error("subqueries are not supported") }
+    @inline(never)
+    private func call() throws -> Node {
+        let nameIndex = index
+        let name = asciiUppercased(tokens[index].text)
+        skip()
+        skip()  // (
+        if at(.select) { try failSubquery(index) }
         if name == "META" {
-            if accept(.rightParen) { return try metaPath(alias: nil, nameToken) }
-            if current.isIdentifier, peek().isSymbol(.rightParen) {
+            if accept(.rightParen) { return try metaPath(alias: nil, nameIndex) }
+            if kind == .identifier || kind == .quotedIdentifier, kind(1) == .symbol(.rightParen) {
                 let alias = advance().text
-                advance()
-                return try metaPath(alias: alias, nameToken)
+                skip()
+                return try metaPath(alias: alias, nameIndex)
             }
         }
-        var args: [Expr] = []
-        var h = 0
-        if current.isSymbol(.star), peek().isSymbol(.rightParen) {
+        let args = try callArguments(name, nameIndex)
+        return try memberPath(Parser.callNode(name, args.expressions, args.height, tokens[nameIndex].location))
+    }
+
+    /// The arguments of a call after `(`, through `)`; `COUNT(*)` has none.
+    private func callArguments(_ name: String, _ nameIndex: Int) throws -> (expressions: [Expr], height: Int) {
+        if at(.star), kind(1) == .symbol(.rightParen) {
             guard name == "COUNT" else { throw error("'*' is only allowed in COUNT(*)") }
-            advance(); advance()
-        } else {
-            if current.isKeyword(.distinct) { throw error("\(name)(DISTINCT …) is not supported") }
-            (args, h) = try expressionList(until: .rightParen)
-            if args.count > Parser.maxArguments {
-                throw error("too many arguments to \(name) (at most \(Parser.maxArguments))", at: nameToken)
-            }
+            skip()
+            skip()
+            return ([], 0)
         }
-        let node: Node
-        switch name {
-        case "MATCH" where args.count == 2:
-            if let ref = indexReference(args[0]) {
-                node = (.match(ref, args[1]), h + 1)
-            } else {
-                node = (.call(name, args, nameToken.location), h + 1)
-            }
-        case "RANK" where args.count == 1:
-            if let ref = indexReference(args[0]) {
-                node = (.rank(ref), 1)
-            } else {
-                node = (.call(name, args, nameToken.location), h + 1)
-            }
-        default:
-            // Includes META with other arguments and MATCH/RANK of the wrong shape: the
-            // analyzer reports them (arity is a semantic error, SPEC §12).
-            node = (.call(name, args, nameToken.location), h + 1)
+        if at(.distinct) { throw error("\(name)(DISTINCT …) is not supported") }
+        let args = try expressionList(until: .rightParen)
+        if args.expressions.count > Parser.maxArguments {
+            throw error("too many arguments to \(name) (at most \(Parser.maxArguments))", at: tokens[nameIndex])
         }
-        return try memberPath(node)
+        return args
+    }
+
+    /// The node of a call: MATCH/RANK of the right shape get their own nodes; anything else
+    /// (META with other arguments, MATCH/RANK of the wrong shape) stays a call for the
+    /// analyzer to report (arity is a semantic error, SPEC §12).
+    private static func callNode(_ name: String, _ args: [Expr], _ h: Int, _ location: SourceLocation) -> Node {
+        if name == "MATCH", args.count == 2, let ref = indexReference(args[0]) {
+            return (.match(ref, args[1]), h + 1)
+        }
+        if name == "RANK", args.count == 1, let ref = indexReference(args[0]) {
+            return (.rank(ref), 1)
+        }
+        return (.call(name, args, location), h + 1)
     }
 
     /// `idx` or `alias.idx` as written for MATCH/RANK.
-    private func indexReference(_ e: Expr) -> IndexReference? {
+    private static func indexReference(_ e: Expr) -> IndexReference? {
         guard case .property(let comps, let loc) = e else { return nil }
         switch comps.count {
         case 1:
@@ -514,7 +553,7 @@ extension Parser {
 
     /// After `META(…)`: an optional `.key` (matched case-insensitively and normalised), then
     /// any further path. Another first name stays a member step for the analyzer to reject.
-    private mutating func metaPath(alias: String?, _ at: Token) throws(QueryError) -> Node {
+    private func metaPath(alias: String?, _ nameIndex: Int) throws -> Node {
         var key: MetaKey?
         if current.isSymbol(.dot), peek().isIdentifier {
             let upper = asciiUppercased(peek().text)
@@ -523,7 +562,7 @@ extension Parser {
                 advance(); advance()
             }
         }
-        let base: Expr = .meta(alias: alias, key: key, at.location)
+        let base: Expr = .meta(alias: alias, key: key, tokens[nameIndex].location)
         guard current.isSymbol(.dot) || (key != nil && current.isSymbol(.leftBracket)) else {
             if current.isSymbol(.leftBracket) { throw error("an array index [n] can only follow a property path") }
             return (base, 1)
@@ -531,5 +570,62 @@ extension Parser {
         var components: [PathComponent] = []
         try pathSteps(&components)
         return (.member(base, components), 2)
+    }
+
+    // MARK: - Failures (kept out of the recursive functions' frames)
+
+    /// Throws "expression nested too deeply" at token `i`.
+    @inline(never)
+    func failNested(_ i: Int) throws -> Never {
+        throw error("expression nested too deeply", at: tokens[i])
+    }
+
+    /// Throws `message` at the current token.
+    @inline(never)
+    func fail(_ message: String) throws -> Never {
+        throw error(message)
+    }
+
+    /// Throws "expected …, found …" at the current token.
+    @inline(never)
+    func failExpected(_ what: String) throws -> Never {
+        throw unexpected(what)
+    }
+
+    /// Throws "subqueries are not supported" at token `i`.
+    @inline(never)
+    func failSubquery(_ i: Int) throws -> Never {
+        throw error("subqueries are not supported", at: tokens[i])
+    }
+
+    @inline(never)
+    private func failAfterNot() throws -> Never {
+        throw error("expected NULL, IN, LIKE or BETWEEN after NOT, found \(describe(peek()))", at: peek())
+    }
+
+    @inline(never)
+    private func failListSeparator(_ close: Symbol) throws -> Never {
+        throw unexpected("',' or '\(close.rawValue)'")
+    }
+
+    @inline(never)
+    private func failObjectKey() throws -> Never {
+        throw error("object literal keys must be string literals, found \(describe(current))")
+    }
+
+    @inline(never)
+    private func failNotAnExpression() throws -> Never {
+        switch kind {
+        case .symbol(.star):
+            throw error("'*' is only allowed as a SELECT result or in COUNT(*)")
+        case .keyword(let k):
+            let enders: [Keyword] = [.from, .where, .group, .order, .limit, .offset, .having, .then, .else, .end,
+                                     .when, .satisfies, .and, .or, .as, .on, .join, .asc, .desc, .by, .in, .is,
+                                     .like, .between, .collate]
+            if enders.contains(k) { throw unexpected("an expression") }
+            throw error("expected an expression, found \(describe(current)) (a reserved word; put it in backticks to use it as a name)")
+        default:
+            throw unexpected("an expression")
+        }
     }
 }

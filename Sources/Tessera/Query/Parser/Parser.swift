@@ -6,14 +6,17 @@
 // UNNEST of a non-path, an unknown function or meta key, MATCH with three arguments) are
 // represented faithfully so that the analyzer can report them as *semantic* errors.
 
-/// Parser state over the token array of one text.
-struct Parser {
+/// Parser state over the token array of one text (a class: `self` is then one pointer, where a
+/// struct would be copied onto the stack at every non-mutating call in debug builds).
+final class Parser {
     /// The text being parsed (for error messages).
     let source: String
     /// The text as UTF-8 (token spellings for error messages).
     let utf8: [UInt8]
     /// All tokens, ending with `.end`.
     let tokens: [Token]
+    /// The kinds of `tokens` (cheap to inspect: no String copies).
+    let kinds: [TokenKind]
     /// Index of the current token.
     var index = 0
     /// Current expression nesting (recursion) depth.
@@ -30,10 +33,11 @@ struct Parser {
     typealias Node = (expr: Expr, height: Int)
 
     /// Tokenizes `source`.
-    init(_ source: String) throws(QueryError) {
+    init(_ source: String) throws {
         self.source = source
         self.utf8 = Array(source.utf8)
         self.tokens = try Lexer.tokenize(source)
+        self.kinds = tokens.map(\.kind)
     }
 
     // MARK: - Tokens
@@ -47,36 +51,65 @@ struct Parser {
     /// True at the end of the text.
     var atEnd: Bool { if case .end = current.kind { true } else { false } }
 
+    /// The current token's kind.
+    var kind: TokenKind { kinds[index] }
+
+    /// The kind of the token `n` places ahead (`.end` past the end).
+    func kind(_ n: Int) -> TokenKind { kinds[min(index + n, kinds.count - 1)] }
+
+    /// True when the current token is the symbol.
+    func at(_ s: Symbol) -> Bool { kinds[index] == .symbol(s) }
+
+    /// True when the current token is the reserved word.
+    func at(_ k: Keyword) -> Bool { kinds[index] == .keyword(k) }
+
+    /// Moves to the next token.
+    func skip() {
+        if index < kinds.count - 1 { index += 1 }
+    }
+
+    /// Consumes the symbol or fails with "expected `what`".
+    func require(_ s: Symbol, _ what: String) throws {
+        guard at(s) else { throw unexpected(what) }
+        skip()
+    }
+
+    /// Consumes the reserved word or fails with "expected `what`".
+    func require(_ k: Keyword, _ what: String) throws {
+        guard at(k) else { throw unexpected(what) }
+        skip()
+    }
+
     /// Moves to the next token and returns the one left behind.
     @discardableResult
-    mutating func advance() -> Token {
+    func advance() -> Token {
         let t = tokens[index]
         if index < tokens.count - 1 { index += 1 }
         return t
     }
 
     /// Consumes the symbol if it is current.
-    mutating func accept(_ s: Symbol) -> Bool {
+    func accept(_ s: Symbol) -> Bool {
         if current.isSymbol(s) { advance(); return true }
         return false
     }
 
     /// Consumes the reserved word if it is current.
-    mutating func accept(_ k: Keyword) -> Bool {
+    func accept(_ k: Keyword) -> Bool {
         if current.isKeyword(k) { advance(); return true }
         return false
     }
 
     /// Consumes the symbol or fails with "expected …".
     @discardableResult
-    mutating func expect(_ s: Symbol, _ what: String? = nil) throws(QueryError) -> Token {
+    func expect(_ s: Symbol, _ what: String? = nil) throws -> Token {
         guard current.isSymbol(s) else { throw unexpected(what ?? "'\(s.rawValue)'") }
         return advance()
     }
 
     /// Consumes the reserved word or fails with "expected …".
     @discardableResult
-    mutating func expect(_ k: Keyword, _ what: String? = nil) throws(QueryError) -> Token {
+    func expect(_ k: Keyword, _ what: String? = nil) throws -> Token {
         guard current.isKeyword(k) else { throw unexpected(what ?? k.rawValue) }
         return advance()
     }
@@ -145,7 +178,7 @@ struct Parser {
     // MARK: - Names
 
     /// An identifier (plain or backticked) used as a name; a reserved word gets a hint.
-    mutating func name(_ what: String) throws(QueryError) -> Token {
+    func name(_ what: String) throws -> Token {
         if current.isIdentifier { return advance() }
         if case .keyword = current.kind {
             throw error("'\(current.text)' is a reserved word; put it in backticks (`\(current.text)`) to use it as \(what)")
@@ -153,13 +186,21 @@ struct Parser {
         throw unexpected(what)
     }
 
+    /// The text of an identifier used as a name (see `name(_:)`).
+    func nameText(_ what: String) throws -> String {
+        if kind == .identifier || kind == .quotedIdentifier { return advance().text }
+        return try name(what).text
+    }
+
     /// An optional `[AS] alias`. Without AS, an identifier is taken as the alias unless it is a
     /// word that starts an unsupported construct and `followers` says it cannot be an alias.
-    mutating func optionalAlias(followers: (Token) -> Bool) throws(QueryError) -> String? {
+    func optionalAlias(followers: (Token) -> Bool) throws -> String? {
         if accept(.as) { return try name("an alias").text }
         guard current.isIdentifier else { return nil }
-        if current.kind == .identifier, let m = unsupportedConstruct(current), !followers(peek()) {
-            throw error(m)
+        if current.kind == .identifier, let m = unsupportedConstruct(current) {
+            let next = peek()
+            let fullJoin = current.isWord("FULL") && (next.isKeyword(.join) || next.isKeyword(.outer))
+            if fullJoin || !followers(next) { throw error(m) }
         }
         return advance().text
     }
@@ -169,7 +210,7 @@ struct Parser {
 
 extension Parser {
     /// `statement [;]` up to the end of the text.
-    mutating func statement() throws(QueryError) -> SelectStatement {
+    func statement() throws -> SelectStatement {
         guard current.isKeyword(.select) else {
             if current.kind == .identifier {
                 let w = asciiUppercased(current.text)
@@ -187,7 +228,7 @@ extension Parser {
         } else if current.isWord("ALL"), !isResultEnd(peek()) {
             advance()
         }
-        if current.isWord("VALUE") || current.isWord("RAW") || current.isWord("ELEMENT"), startsExpression(peek()) {
+        if current.isWord("VALUE") || current.isWord("RAW") || current.isWord("ELEMENT"), startsExpression(peek().kind) {
             throw error("SELECT \(asciiUppercased(current.text)) is not supported")
         }
         var columns: [ResultColumn] = []
@@ -226,8 +267,8 @@ extension Parser {
     }
 
     /// True for tokens that can start an expression.
-    func startsExpression(_ t: Token) -> Bool {
-        switch t.kind {
+    func startsExpression(_ kind: TokenKind) -> Bool {
+        switch kind {
         case .identifier, .quotedIdentifier, .string, .integer, .decimal, .parameter: return true
         case .keyword(let k): return [.true, .false, .null, .missing, .case, .any, .every, .not].contains(k)
         case .symbol(let s): return [.leftParen, .leftBracket, .leftBrace, .minus, .plus].contains(s)
@@ -236,7 +277,7 @@ extension Parser {
     }
 
     /// `*`, `alias.*` or `expr`, each with an optional `[AS] alias`.
-    private mutating func resultColumn() throws(QueryError) -> ResultColumn {
+    private func resultColumn() throws -> ResultColumn {
         let followers: (Token) -> Bool = { t in
             switch t.kind {
             case .symbol(.comma), .keyword(.from): true
@@ -267,7 +308,7 @@ extension Parser {
     }
 
     /// `name['.'name] [[AS] alias]`.
-    private mutating func dataSource() throws(QueryError) -> DataSourceReference {
+    private func dataSource() throws -> DataSourceReference {
         if current.isSymbol(.leftParen), peek().isKeyword(.select) {
             throw error("subqueries are not supported")
         }
@@ -286,7 +327,7 @@ extension Parser {
     }
 
     /// One `JOIN` or `UNNEST`, or nil when none follows.
-    private mutating func joinOrUnnest() throws(QueryError) -> FromClauseItem? {
+    private func joinOrUnnest() throws -> FromClauseItem? {
         let t = current
         let kind: JoinKind
         switch t.kind {
@@ -334,11 +375,11 @@ extension Parser {
     }
 
     /// WHERE, GROUP BY, HAVING, ORDER BY, LIMIT/OFFSET in that order, then `[;]` and the end.
-    private mutating func clauses(_ stmt: inout SelectStatement) throws(QueryError) {
+    private func clauses(_ stmt: inout SelectStatement) throws {
         // 1 WHERE, 2 GROUP BY, 3 HAVING, 4 ORDER BY, 5 LIMIT/OFFSET.
         var rank = 0
         var lastName = ""
-        func checkOrder(_ r: Int, _ name: String, _ p: Parser) throws(QueryError) {
+        func checkOrder(_ r: Int, _ name: String, _ p: Parser) throws {
             if r == rank, r != 5 { throw p.error("duplicate \(name) clause") }
             if r < rank { throw p.error("\(name) must come before \(lastName)") }
         }

@@ -18,8 +18,10 @@ public enum SQLParser {
     /// - Returns: The statement.
     /// - Throws: `QueryError` of kind `.syntax`, with the location and text of the offending token.
     public static func parseStatement(_ text: String) throws(QueryError) -> SelectStatement {
-        var p = try Parser(text)
-        return try p.statement()
+        try typed {
+            let p = try Parser(text)
+            return try p.statement()
+        }
     }
 
     /// Parses one expression filling the whole text (index definitions, `where` clauses).
@@ -28,10 +30,12 @@ public enum SQLParser {
     /// - Returns: The expression.
     /// - Throws: `QueryError` of kind `.syntax`.
     public static func parseExpression(_ text: String) throws(QueryError) -> Expr {
-        var p = try Parser(text)
-        let e = try p.expression()
-        guard p.atEnd else { throw p.unexpected("end of expression") }
-        return e
+        try typed {
+            let p = try Parser(text)
+            let e = try p.expression()
+            guard p.atEnd else { throw p.unexpected("end of expression") }
+            return e
+        }
     }
 
     /// Parses a comma-separated list of one or more expressions filling the whole text (a
@@ -41,12 +45,26 @@ public enum SQLParser {
     /// - Returns: The expressions, in order.
     /// - Throws: `QueryError` of kind `.syntax`.
     public static func parseExpressionList(_ text: String) throws(QueryError) -> [Expr] {
-        var p = try Parser(text)
-        var list: [Expr] = []
-        repeat {
-            list.append(try p.expression())
-        } while p.accept(.comma)
-        guard p.atEnd else { throw p.unexpected("',' or end of expression") }
-        return list
+        try typed {
+            let p = try Parser(text)
+            var list: [Expr] = []
+            repeat {
+                list.append(try p.expression())
+            } while p.accept(.comma)
+            guard p.atEnd else { throw p.unexpected("',' or end of expression") }
+            return list
+        }
+    }
+
+    /// Runs the parser, whose internals throw untyped errors: with typed throws every call
+    /// site reserves room for a `QueryError` in its frame, and deep nesting multiplies that.
+    private static func typed<T>(_ body: () throws -> T) throws(QueryError) -> T {
+        do {
+            return try body()
+        } catch let e as QueryError {
+            throw e
+        } catch {
+            throw QueryError(.syntax, "\(error)")  // unreachable: the parser throws only QueryError
+        }
     }
 }

@@ -154,16 +154,7 @@ struct SQLWriter {
     static func level(_ e: Expr) -> Int {
         switch e {
         case .collate: 1
-        case .binary(let op, _, _):
-            switch op {
-            case .or: 2
-            case .and: 3
-            case .equal, .notEqual, .is, .isNot: 5
-            case .less, .lessOrEqual, .greater, .greaterOrEqual: 6
-            case .add, .subtract: 7
-            case .multiply, .divide, .modulo: 8
-            case .concat: 9
-            }
+        case .binary(let op, _, _): level(op)
         case .unary(let op, _): op == .not ? 4 : 10
         case .like, .between, .inList, .inArray, .test: 5
         case .literal(let v):
@@ -177,145 +168,272 @@ struct SQLWriter {
         }
     }
 
+    /// The precedence level of a binary operator.
+    static func level(_ op: BinaryOperator) -> Int {
+        switch op {
+        case .or: 2
+        case .and: 3
+        case .equal, .notEqual, .is, .isNot: 5
+        case .less, .lessOrEqual, .greater, .greaterOrEqual: 6
+        case .add, .subtract: 7
+        case .multiply, .divide, .modulo: 8
+        case .concat: 9
+        }
+    }
+
     /// Prints `e`, in parentheses when its level is below `minLevel`.
+    ///
+    /// Each case is printed by its own small function: debug builds give every local its own
+    /// stack slot, and the recursion is as deep as the tree is tall.
     mutating func expr(_ e: Expr, _ minLevel: Int) {
         if SQLWriter.level(e) < minLevel {
-            out += "("
-            expr(e, 0)
-            out += ")"
+            parenthesized(e)
             return
         }
+        // Cases are matched without bindings here; each printer function takes its own
+        // payload apart, so this frame stays small.
         switch e {
-        case .literal(let v):
-            literal(v)
-        case .parameter(let n, _):
-            out += "$" + n
-        case .property(let comps, _):
-            path(comps, leadingDot: false)
+        case .literal: literalNode(e)
+        case .parameter, .property, .meta: leaf(e)
+        case .member: member(e)
+        case .array: array(e)
+        case .object: object(e)
+        case .unary: unary(e)
+        case .binary: binary(e)
+        case .like: like(e)
+        case .between: between(e)
+        case .inList: inList(e)
+        case .inArray: inArray(e)
+        case .test: test(e)
+        case .call: call(e)
+        case .caseWhen: caseWhen(e)
+        case .quantified: quantified(e)
+        case .collate: collate(e)
+        case .match, .rank: fullText(e)
+        }
+    }
+
+    @inline(never)
+    mutating func literalNode(_ e: Expr) {
+        if case .literal(let v) = e { literal(v) }
+    }
+
+    /// Parameters, property paths and `META()`.
+    @inline(never)
+    mutating func leaf(_ e: Expr) {
+        switch e {
+        case .parameter(let n, _): out += "$" + n
+        case .property(let comps, _): path(comps, leadingDot: false)
         case .meta(let alias, let key, _):
             out += "META("
             if let alias { name(alias) }
             out += ")"
             if let key { out += "." + key.rawValue }
-        case .member(let base, let comps):
-            memberBase(base)
-            path(comps, leadingDot: true)
-        case .array(let items):
-            out += "["
-            list(items)
-            out += "]"
-        case .object(let members):
-            out += "{"
-            for (i, m) in members.enumerated() {
-                if i > 0 { out += ", " }
-                out += SQLPrinter.string(m.key) + ": "
-                expr(m.value, 0)
-            }
-            out += "}"
-        case .unary(let op, let x):
-            switch op {
-            case .not:
-                out += "NOT "
-                expr(x, 5)
-            case .negate, .plus:
-                out += op.rawValue
-                // `-(5)` keeps unary minus on a literal; `-(-a)` avoids `--a`.
-                if case .literal(let v) = x, v.isNumber {
-                    out += "("
-                    literal(v)
-                    out += ")"
-                } else if case .unary(let inner, _) = x, inner != .not {
-                    out += "("
-                    expr(x, 0)
-                    out += ")"
-                } else {
-                    expr(x, 10)
-                }
-            }
-        case .binary(let op, let l, let r):
-            let lv = SQLWriter.level(e)
-            expr(l, lv)
-            out += " " + op.rawValue + " "
-            if op == .is || op == .isNot, case .literal(let v) = r, v.isNull || v.isMissing {
-                out += "("
-                literal(v)
-                out += ")"
-            } else {
-                expr(r, lv + 1)
-            }
-        case .like(let x, let p, let negated):
-            expr(x, 5)
-            out += negated ? " NOT LIKE " : " LIKE "
-            expr(p, 6)
-        case .between(let x, let lo, let hi, let negated):
-            expr(x, 5)
-            out += negated ? " NOT BETWEEN " : " BETWEEN "
-            expr(lo, 6)
-            out += " AND "
-            expr(hi, 6)
-        case .inList(let x, let items, let negated):
-            expr(x, 5)
-            out += negated ? " NOT IN " : " IN "
-            if items.isEmpty {
-                out += "[]"
-            } else {
-                out += "("
-                list(items)
-                out += ")"
-            }
-        case .inArray(let x, let arr, let negated):
-            expr(x, 5)
-            out += negated ? " NOT IN " : " IN "
-            if SQLWriter.isBareArrayOperand(arr) {
-                expr(arr, 11)
-            } else {
-                // No SQL++ spelling keeps this node: a parenthesised operand reads as a
-                // one-element IN list.
-                out += "("
-                expr(arr, 0)
-                out += ")"
-            }
-        case .test(let x, let kind, let negated):
-            expr(x, 5)
-            out += negated ? " IS NOT " : " IS "
-            out += kind.rawValue
-        case .call(let n, let args, _):
-            out += n
+        default: break
+        }
+    }
+
+    @inline(never)
+    mutating func parenthesized(_ e: Expr) {
+        out += "("
+        expr(e, 0)
+        out += ")"
+    }
+
+    @inline(never)
+    mutating func member(_ e: Expr) {
+        guard case .member(let base, let comps) = e else { return }
+        memberBase(base)
+        path(comps, leadingDot: true)
+    }
+
+    @inline(never)
+    mutating func array(_ e: Expr) {
+        guard case .array(let items) = e else { return }
+        out += "["
+        list(items)
+        out += "]"
+    }
+
+    @inline(never)
+    mutating func object(_ e: Expr) {
+        guard case .object(let members) = e else { return }
+        out += "{"
+        for (i, m) in members.enumerated() {
+            if i > 0 { out += ", " }
+            out += SQLPrinter.string(m.key) + ": "
+            expr(m.value, 0)
+        }
+        out += "}"
+    }
+
+    @inline(never)
+    mutating func unary(_ e: Expr) {
+        guard case .unary(let op, let x) = e else { return }
+        if op == .not {
+            out += "NOT "
+            // A prefix operand needs no parentheses: the parser reads prefixes anywhere.
+            if case .unary(.not, _) = x { expr(x, 4) } else { expr(x, 5) }
+            return
+        }
+        out += op.rawValue
+        // `-(5)` keeps unary minus on a number (`-5` is a literal) and `-(-a)` avoids `--a`.
+        out += SQLWriter.signOperand(x)
+    }
+
+    /// The operand of unary `-`/`+` as text.
+    @inline(never)
+    static func signOperand(_ x: Expr) -> String {
+        let operand = render(x, 10)
+        if let first = operand.utf8.first, (first >= 0x30 && first <= 0x39) || first == 0x2E
+            || first == 0x2D || first == 0x2B {
+            return "(" + render(x, 0) + ")"
+        }
+        return operand
+    }
+
+    @inline(never)
+    mutating func binary(_ e: Expr) {
+        guard case .binary(let op, let l, let r) = e else { return }
+        let lv = SQLWriter.level(op)
+        expr(l, lv)
+        out += " "
+        out += op.rawValue
+        out += " "
+        if op == .is || op == .isNot {
+            out += SQLWriter.isOperand(r)
+        } else {
+            expr(r, lv + 1)
+        }
+    }
+
+    /// The right operand of IS / IS NOT as text: `a IS NULL…` / `a IS MISSING…` would read
+    /// as the postfix tests, so such operands get parentheses.
+    @inline(never)
+    static func isOperand(_ r: Expr) -> String {
+        let right = render(r, 6)
+        if startsWithWord(right, "NULL") || startsWithWord(right, "MISSING") { return "(" + render(r, 0) + ")" }
+        return right
+    }
+
+    @inline(never)
+    mutating func like(_ e: Expr) {
+        guard case .like(let x, let p, let negated) = e else { return }
+        expr(x, 5)
+        out += negated ? " NOT LIKE " : " LIKE "
+        expr(p, 6)
+    }
+
+    @inline(never)
+    mutating func between(_ e: Expr) {
+        guard case .between(let x, let lo, let hi, let negated) = e else { return }
+        expr(x, 5)
+        out += negated ? " NOT BETWEEN " : " BETWEEN "
+        expr(lo, 6)
+        out += " AND "
+        expr(hi, 6)
+    }
+
+    @inline(never)
+    mutating func inList(_ e: Expr) {
+        guard case .inList(let x, let items, let negated) = e else { return }
+        expr(x, 5)
+        out += negated ? " NOT IN " : " IN "
+        if items.isEmpty {
+            out += "[]"
+        } else {
             out += "("
-            if args.isEmpty && n == "COUNT" { out += "*" } else { list(args) }
+            list(items)
             out += ")"
-        case .caseWhen(let operand, let clauses, let elseExpr):
-            out += "CASE"
-            if let operand { out += " "; expr(operand, 0) }
-            for c in clauses {
-                out += " WHEN "
-                expr(c.when, 0)
-                out += " THEN "
-                expr(c.then, 0)
+        }
+    }
+
+    @inline(never)
+    mutating func inArray(_ e: Expr) {
+        guard case .inArray(let x, let arr, let negated) = e else { return }
+        expr(x, 5)
+        out += negated ? " NOT IN " : " IN "
+        if SQLWriter.isBareArrayOperand(arr) {
+            expr(arr, 11)
+        } else {
+            // No SQL++ spelling keeps this node: a parenthesised operand reads as a
+            // one-element IN list.
+            parenthesized(arr)
+        }
+    }
+
+    @inline(never)
+    mutating func test(_ e: Expr) {
+        guard case .test(let x, let kind, let negated) = e else { return }
+        expr(x, 5)
+        out += negated ? " IS NOT " : " IS "
+        out += kind.rawValue
+    }
+
+    @inline(never)
+    mutating func call(_ e: Expr) {
+        guard case .call(let n, let args, _) = e else { return }
+        out += n
+        out += "("
+        if args.isEmpty && n == "COUNT" { out += "*" } else { list(args) }
+        out += ")"
+    }
+
+    @inline(never)
+    mutating func caseWhen(_ e: Expr) {
+        guard case .caseWhen(let operand, let clauses, let elseExpr) = e else { return }
+        out += "CASE"
+        if let operand {
+            out += " "
+            expr(operand, 0)
+        }
+        for c in clauses {
+            out += " WHEN "
+            expr(c.when, 0)
+            out += " THEN "
+            expr(c.then, 0)
+        }
+        if let elseExpr {
+            out += " ELSE "
+            expr(elseExpr, 0)
+        }
+        out += " END"
+    }
+
+    @inline(never)
+    mutating func quantified(_ e: Expr) {
+        guard case .quantified(let q, let variable, let arr, let cond) = e else { return }
+        out += q.rawValue
+        out += " "
+        name(variable)
+        out += " IN "
+        expr(arr, 0)
+        out += " SATISFIES "
+        expr(cond, 0)
+        out += " END"
+    }
+
+    @inline(never)
+    mutating func collate(_ e: Expr) {
+        guard case .collate(let x, let keywords) = e else { return }
+        expr(x, 1)
+        out += " COLLATE "
+        if keywords.count == 1 {
+            collation(keywords[0])
+        } else {
+            out += "("
+            for (i, k) in keywords.enumerated() {
+                if i > 0 { out += " " }
+                collation(k)
             }
-            if let elseExpr { out += " ELSE "; expr(elseExpr, 0) }
-            out += " END"
-        case .quantified(let q, let variable, let arr, let cond):
-            out += q.rawValue + " "
-            name(variable)
-            out += " IN "
-            expr(arr, 0)
-            out += " SATISFIES "
-            expr(cond, 0)
-            out += " END"
-        case .collate(let x, let keywords):
-            expr(x, 1)
-            out += " COLLATE "
-            if keywords.count == 1 {
-                collation(keywords[0])
-            } else {
-                out += "("
-                for (i, k) in keywords.enumerated() {
-                    if i > 0 { out += " " }
-                    collation(k)
-                }
-                out += ")"
-            }
+            out += ")"
+        }
+    }
+
+    /// `MATCH(index, query)` and `RANK(index)`.
+    @inline(never)
+    mutating func fullText(_ e: Expr) {
+        switch e {
         case .match(let ref, let q):
             out += "MATCH("
             indexReference(ref)
@@ -326,7 +444,25 @@ struct SQLWriter {
             out += "RANK("
             indexReference(ref)
             out += ")"
+        default: break
         }
+    }
+
+    /// `e` printed on its own at `minLevel`.
+    static func render(_ e: Expr, _ minLevel: Int) -> String {
+        var w = SQLWriter()
+        w.expr(e, minLevel)
+        return w.out
+    }
+
+    /// True when `text` starts with the keyword `word` (followed by a non-identifier byte).
+    static func startsWithWord(_ text: String, _ word: String) -> Bool {
+        let t = Array(text.utf8), w = Array(word.utf8)
+        guard t.count >= w.count, Array(t[0..<w.count]) == w else { return false }
+        guard t.count > w.count else { return true }
+        let b = t[w.count]
+        let identChar = (b >= 0x41 && b <= 0x5A) || (b >= 0x61 && b <= 0x7A) || b == 0x5F || (b >= 0x30 && b <= 0x39) || b == 0x24
+        return !identChar
     }
 
     /// True when `e` prints as a primary that does not start with `(` or `[`, so that it can
