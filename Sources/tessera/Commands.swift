@@ -39,7 +39,7 @@ enum Commands {
     ]
 
     static var overview: String {
-        let width = (all.map(\.name.count).max() ?? 0) + 2
+        let width = max(all.map(\.name.count).max() ?? 0, "help [COMMAND]".count) + 2
         var lines = [
             "tessera — command-line tool for Tessera databases (what sqlite3 is to SQLite)",
             "",
@@ -93,7 +93,10 @@ enum Commands {
         if words.first == "help" {
             words.removeFirst()
             helpOnly = true
-            if words == ["index"] { words = ["index", "create"] }
+        }
+        if words == ["index"] && !helpOnly {
+            IO.err.line(indexOverview)
+            return ExitCode.usage
         }
         if words == ["index"] || words == ["index", "--help"] || words == ["index", "-h"] {
             IO.out.line(indexOverview)

@@ -42,6 +42,13 @@ enum IndexCommands {
         minOperands: 1, maxOperands: 1,
         run: runDrop)
 
+    /// The expressions of a list; when a part is empty the whole text is passed on, so the
+    /// engine's syntax error points into the text as written.
+    static func expressionList(_ text: String) -> [String] {
+        let parts = splitExpressions(text)
+        return parts.contains(where: \.isEmpty) ? [text] : parts
+    }
+
     /// The configuration described by the options.
     static func configuration(_ inv: Invocation) throws -> any IndexConfiguration {
         let kinds = ["--value", "--array", "--fulltext"].filter { inv.value($0) != nil }
@@ -58,12 +65,12 @@ enum IndexCommands {
         }
         switch kinds[0] {
         case "--value":
-            return ValueIndexConfiguration(splitExpressions(inv.value("--value")!), where: whereClause)
+            return ValueIndexConfiguration(expressionList(inv.value("--value")!), where: whereClause)
         case "--array":
             if whereClause != nil { throw CLIError.usage("an array index takes no --where") }
-            return ArrayIndexConfiguration(path: inv.value("--array")!, expressions: inv.value("--expressions").map(splitExpressions))
+            return ArrayIndexConfiguration(path: inv.value("--array")!, expressions: inv.value("--expressions").map(expressionList))
         default:
-            return FullTextIndexConfiguration(splitExpressions(inv.value("--fulltext")!), where: whereClause,
+            return FullTextIndexConfiguration(expressionList(inv.value("--fulltext")!), where: whereClause,
                                               ignoreAccents: inv.has("--ignore-accents"), language: inv.value("--language"))
         }
     }

@@ -52,11 +52,11 @@ struct RowWriter {
     mutating func row(_ r: Result) {
         switch format {
         case .jsonl:
-            out.append { JSONWriter.write(r.object, into: &$0) }
+            out.append { RowWriter.writeObject(r, into: &$0) }
             out.write("\n")
         case .json:
             out.write(count == 0 ? "\n" : ",\n")
-            out.append { JSONWriter.write(r.object, into: &$0) }
+            out.append { RowWriter.writeObject(r, into: &$0) }
         case .csv:
             out.line(r.values.map { csvField(cellText($0, csv: true)) }.joined(separator: ","))
         case .table:
@@ -97,6 +97,20 @@ struct RowWriter {
         var footer = "(\(plural(count, "row")))"
         if count > tableRows.count { footer = "… \(grouped(count - tableRows.count)) more " + footer }
         out.line(footer)
+    }
+
+    /// A row as a JSON object with its keys in column order (MISSING columns left out).
+    static func writeObject(_ r: Result, into out: inout [UInt8]) {
+        out.append(UInt8(ascii: "{"))
+        var first = true
+        for (i, k) in r.keys.enumerated() where i < r.values.count && !r.values[i].isMissing {
+            if !first { out.append(UInt8(ascii: ",")) }
+            first = false
+            JSONWriter.write(.string(k), into: &out)
+            out.append(UInt8(ascii: ":"))
+            JSONWriter.write(r.values[i], into: &out)
+        }
+        out.append(UInt8(ascii: "}"))
     }
 
     private func trimTrailing(_ s: String) -> String {

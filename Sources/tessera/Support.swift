@@ -41,7 +41,7 @@ func describe(_ error: any Error) -> (message: String, code: Int32) {
     case let e as QueryError: return (e.description, ExitCode.failure)
     case let e as DatabaseError:
         // An index error carries the QueryError (with its caret) in its message already.
-        return (e.description, ExitCode.failure)
+        return (e.message, ExitCode.failure)
     case let e as JSONError: return ("invalid JSON: \(e)", ExitCode.failure)
     default: return ("\(error)", ExitCode.failure)
     }
