@@ -37,8 +37,8 @@ enum CLI {
         let tmp = FileManager.default.temporaryDirectory.appendingPathComponent("tessera-cli-\(UUID().uuidString)")
         let outURL = tmp.appendingPathExtension("out")
         let errURL = tmp.appendingPathExtension("err")
-        FileManager.default.createFile(atPath: outURL.path, contents: nil)
-        FileManager.default.createFile(atPath: errURL.path, contents: nil)
+        _ = FileManager.default.createFile(atPath: outURL.path, contents: nil)
+        _ = FileManager.default.createFile(atPath: errURL.path, contents: nil)
         defer {
             try? FileManager.default.removeItem(at: outURL)
             try? FileManager.default.removeItem(at: errURL)
@@ -66,7 +66,7 @@ enum CLI {
 }
 
 /// A fresh temporary directory, removed when the test ends.
-final class TempDir {
+final class TempDir: Sendable {
     let path: String
 
     init() {

@@ -166,9 +166,12 @@ struct CLIQueryTests {
         #expect(a.out == b.out)
         let n = try #require((try jsonObject(a.out) as? [String: Any])?["n"] as? Int)
         #expect(n > 0)
-        // "1000" as a string compares above every number: nothing matches.
-        let s = try CLI.run(["query", db, q, "--param", "city=Seattle", "--param", #"max="1000""#])
-        #expect(s.out == #"{"n":0}"# + "\n")
+        let typeOf = "SELECT TYPE($v) AS t FROM travel LIMIT 1"
+        for (arg, type) in [("12", "number"), ("2.5", "number"), ("abc", "string"), (#""12""#, "string"),
+                            ("true", "boolean"), ("[1, 2]", "array"), (#"{"a": 1}"#, "object"), ("", "string")] {
+            let r = try CLI.run(["query", db, typeOf, "--param", "v=" + arg])
+            #expect(r.out == #"{"t":"\#(type)"}"# + "\n", "--param v=\(arg)")
+        }
         let unknown = try CLI.run(["query", db, q, "--param", "town=Paris"])
         #expect(unknown.code == 1)
         #expect(unknown.err.contains("unknown parameter '$town'"))
@@ -185,9 +188,11 @@ struct CLIQueryTests {
         #expect(r.code == 1)
         #expect(r.out.isEmpty)
         let lines = r.err.split(separator: "\n").map(String.init)
-        #expect(lines[0].hasPrefix("tessera query: syntax error at line 2, column 13"))
+        // WHER reads as an alias, so the error is at 'type'.
+        #expect(lines[0].hasPrefix("tessera query: syntax error at line 2, column 18"))
+        #expect(lines[0].contains("(near 'type')"))
         #expect(lines[1] == "  FROM travel WHER type = 'hotel'")
-        #expect(lines[2] == "              ^")
+        #expect(lines[2] == "  " + String(repeating: " ", count: 17) + "^")
         let semantic = try CLI.run(["query", db, "SELECT nosuch(name) FROM travel"])
         #expect(semantic.code == 1)
         #expect(semantic.err.contains("semantic error"))
@@ -339,7 +344,7 @@ struct CLIImportTests {
         let db = tmp.file("i.db")
         let r = try CLI.run(["import", db, file, "--batch", "2"])
         #expect(r.code == 1)
-        #expect(r.err.contains("bad.jsonl:6:21: trailing comma is not allowed"))
+        #expect(r.err.contains("bad.jsonl:6:22: trailing comma is not allowed"))
         #expect(r.err.contains("4 documents imported before it"))
         // Batches [d1 d2] [d3 d4] committed; [d5 d6] rolled back as a whole.
         #expect(try CLI.run(["ls", db]).lines == ["d1", "d2", "d3", "d4"])
@@ -399,7 +404,7 @@ struct CLIIndexTests {
     @Test func createListDropEveryKind() throws {
         let tmp = TempDir()
         let db = try database(tmp)
-        #expect(try CLI.run(["index", "create", db, "V", "--value", "type, lower(city)"]).code == 0)
+        #expect(try CLI.run(["index", "create", db, "V", "--value", "lower(city), type"]).code == 0)
         #expect(try CLI.run(["index", "create", db, "P", "--value", "city", "--where", "type = 'hotel'"]).code == 0)
         #expect(try CLI.run(["index", "create", db, "A", "--array", "tags"]).code == 0)
         #expect(try CLI.run(["index", "create", db, "F", "--fulltext", "text", "--language", "fr", "--ignore-accents"]).code == 0)
@@ -408,9 +413,9 @@ struct CLIIndexTests {
             "_default._default  A  array tags",
             "_default._default  F  fulltext (text) language=fr ignoreAccents",
             "_default._default  P  value (city) WHERE type = 'hotel'",
-            "_default._default  V  value (type, lower(city))",
+            "_default._default  V  value (lower(city), type)",
         ])
-        #expect(try CLI.run(["explain", db, "SELECT city FROM _ WHERE type = 'hotel' AND city = 'c0'"]).out.contains("USING INDEX P"))
+        #expect(try CLI.run(["explain", db, "SELECT city FROM _ WHERE type = 'hotel' AND city = 'c0'"]).out.contains("INDEX P (city=?)"))
         #expect(try CLI.run(["index", "drop", db, "P"]).code == 0)
         #expect(!(try CLI.run(["index", "list", db]).out.contains(" P ")))
         let again = try CLI.run(["index", "drop", db, "P"])
@@ -502,7 +507,7 @@ struct CLIShellTests {
         let r = try CLI.run(["shell", db], stdin: script)
         #expect(r.code == 1)
         #expect(r.lines == [#"{"a":"x y","n":1}"#, "k2", #"{"id":"k1","n":1}"#])
-        #expect(r.err.contains("error: syntax error at line 1, column 17"))
+        #expect(r.err.contains("error: syntax error at line 1, column 22"))
         #expect(r.err.contains("unknown command '.bogus'"))
         #expect(!r.out.contains("tessera>"), "no prompt when stdin is not a terminal")
     }
@@ -542,9 +547,9 @@ struct CLIConformanceTests {
             """)
         let f = try CLI.run(["conformance", tmp.path])
         #expect(f.code == 1)
-        #expect(f.lines.count == 2)
-        #expect(f.lines[0].hasPrefix("FAIL \(bad) step 1 (wrong)"))
-        #expect(f.lines[1] == "1 passed, 1 failed")
+        #expect(f.lines.first?.hasPrefix("FAIL \(bad) step 1 (wrong)") == true)
+        #expect(f.lines.filter { $0.hasPrefix("FAIL ") }.count == 1)
+        #expect(f.lines.last == "1 passed, 1 failed")
         let json = try CLI.run(["conformance", good, "--json"])
         let report = try #require(try jsonObject(json.out) as? [String: Any])
         #expect(report["passed"] as? Int == 1)
