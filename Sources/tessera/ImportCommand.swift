@@ -43,7 +43,9 @@ enum ImportCommand {
             }
             total += size
         }
-        let db = try inv.database(create: true)
+        // A map large enough for the input from the start saves growing it (and redoing the
+        // batch that hit the limit) again and again.
+        let db = try inv.context.shellDatabase ?? openDatabase(inv.databasePath!, create: true, initialMapSize: max(16 << 20, total * 3))
         defer { inv.release(db) }
         let coll = try inv.collection(in: db, create: true)
         let progress = Progress(totalBytes: total, enabled: IO.err.isTerminal)
@@ -154,7 +156,11 @@ struct Importer {
         var line = 0
         while pos < n {
             var inBatch = 0
+            let (batchPos, batchLine) = (pos, line)
             try database.inBatch {
+                // The engine may run a batch body again (after growing the memory map), so
+                // the body starts from the batch's first line every time.
+                (pos, line, inBatch) = (batchPos, batchLine, 0)
                 while inBatch < batchSize && pos < n {
                     line += 1
                     let start = pos

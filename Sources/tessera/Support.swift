@@ -217,14 +217,16 @@ func isDirectory(_ path: String) -> Bool {
 
 /// Opens the database at `path`. Unless `create` is set, a missing database is an error
 /// (so a typo does not silently create an empty database).
-func openDatabase(_ path: String, create: Bool) throws -> Database {
+func openDatabase(_ path: String, create: Bool, initialMapSize: Int? = nil) throws -> Database {
     if !create && !Database.exists(path: path) {
         if isDirectory(path) || fileSize(path) != nil {
             throw CLIError.failure("'\(path)' is not a Tessera database (no data.mdb inside)")
         }
         throw CLIError.failure("no database at '\(path)' (create one with 'tessera import', 'tessera put' or 'tessera demo --keep')")
     }
-    return try Database(path: path)
+    var config = DatabaseConfiguration()
+    if let initialMapSize { config.initialMapSize = initialMapSize }
+    return try Database(path: path, configuration: config)
 }
 
 /// Splits `name` or `scope.name` (nil: the default collection).

@@ -377,6 +377,22 @@ struct CLIImportTests {
         #expect(try CLI.run(["import", db, notObject, "--batch", "x"]).code == 2)
     }
 
+    /// Regression: the engine re-runs a batch after growing its memory map; an import
+    /// batch must then start again from its first line, or documents are lost.
+    @Test func batchRerunAfterMapGrowthLosesNothing() throws {
+        let tmp = TempDir()
+        let filler = String(repeating: "x", count: 10_000)
+        var text = ""
+        for i in 0..<2400 { text += #"{"_id": "d\#(i)", "s": "\#(filler)"}"# + "\n" }
+        let file = try tmp.write("big.jsonl", text)
+        let db = tmp.file("g.db")
+        // Inside the shell the database is opened with the default 16 MiB map, which this
+        // 24 MB input outgrows in the middle of a batch.
+        let r = try CLI.run(["shell", db], stdin: ".import \(file) --batch 500\nSELECT COUNT(*) AS n FROM _;\n")
+        #expect(r.code == 0)
+        #expect(r.out == #"{"n":2400}"# + "\n")
+    }
+
     @Test func importThenIndexThenQuery() throws {
         let tmp = TempDir()
         var text = ""
