@@ -5,6 +5,8 @@ import Testing
 private enum SharedDemo {
     static let dir = TempDir()
     static let path: String? = {
+        // Static storage is never deinitialized: remove the directory when the process exits.
+        atexit { try? FileManager.default.removeItem(atPath: SharedDemo.dir.path) }
         let db = dir.file("demo.db")
         guard let r = try? CLI.run(["demo", "--keep", db]), r.code == 0 else { return nil }
         return db
