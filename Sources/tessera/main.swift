@@ -1,14 +1,12 @@
-import Tessera
+// tessera — the command-line tool for Tessera databases. See `tessera help`.
+
 #if canImport(Glibc)
 import Glibc
+#elseif canImport(Darwin)
+import Darwin
 #endif
 
-let args = Array(CommandLine.arguments.dropFirst())
-if args.first == "conformance" {
-    let paths = args.dropFirst().filter { !$0.hasPrefix("--") }
-    let report = ConformanceRunner().run(paths: Array(paths))
-    if args.contains("--json") { print(report.json) } else { print(report.text) }
-    exit(report.failed == 0 ? 0 : 1)
-}
-print("usage: tessera conformance PATH...")
-exit(2)
+let code = Commands.run(Array(CommandLine.arguments.dropFirst()), context: Context())
+IO.out.flush()
+IO.err.flush()
+exit(code)

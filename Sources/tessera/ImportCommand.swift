@@ -1,0 +1,313 @@
+// `tessera import`: JSON arrays and JSON Lines, in batches of one transaction each.
+
+import Tessera
+
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+enum ImportCommand {
+    static let spec = CommandSpec(
+        name: "import", operands: "DB FILE...",
+        summary: "Load documents from JSON Lines or JSON array files (\"-\" reads standard input).",
+        options: [
+            DocumentCommands.collectionOption,
+            .value("--id-field", "NAME", "Top-level property holding the document ID, removed from the body (default: _id)"),
+            .value("--batch", "N", "Documents per transaction (default: 10000)"),
+        ],
+        minOperands: 1, maxOperands: nil,
+        details: """
+            A file whose first non-blank character is '[' is read as one JSON array of objects;
+            any other file as JSON Lines (one object per line; blank lines are skipped).
+            Documents without the ID property get a generated ID; a string or integer ID is used
+            as is. The database and the collection are created if needed.
+
+            Each batch is one transaction: at the first malformed line the import stops, reports
+            FILE:LINE:COLUMN, and nothing of that batch is written (earlier batches stay).
+            On a terminal a progress bar shows documents/s and the time left; otherwise one
+            summary line is printed on stderr.
+            """,
+        run: run)
+
+    static func run(_ inv: Invocation) throws -> Int32 {
+        let batchSize = try inv.int("--batch", min: 1) ?? 10_000
+        let idField = inv.value("--id-field") ?? "_id"
+        if idField.isEmpty { throw CLIError.usage("--id-field needs a property name") }
+        let files = inv.operands
+        var total = 0
+        for f in files where f != "-" {
+            guard let size = fileSize(f) else {
+                throw CLIError.failure(isDirectory(f) ? "'\(f)' is a directory, not a file" : "cannot open '\(f)': no such file")
+            }
+            total += size
+        }
+        // A map large enough for the input from the start saves growing it (and redoing the
+        // batch that hit the limit) again and again.
+        let db = try inv.context.shellDatabase ?? openDatabase(inv.databasePath!, create: true, initialMapSize: max(16 << 20, total * 3))
+        defer { inv.release(db) }
+        let coll = try inv.collection(in: db, create: true)
+        let progress = Progress(totalBytes: total, enabled: IO.err.isTerminal)
+        var importer = Importer(database: db, collection: coll, idField: idField, batchSize: batchSize, progress: progress)
+        do {
+            for f in files { try importer.importFile(f) }
+        } catch let e as ImportError {
+            progress.clear()
+            let before = importer.imported
+            throw CLIError.failure("\(e)\nnothing from that batch was written; \(plural(before, "document")) imported before it")
+        } catch {
+            progress.clear()
+            throw error
+        }
+        progress.clear()
+        let elapsed = monotonicSeconds() - progress.start
+        let rate = elapsed > 0 ? Int(Double(importer.imported) / elapsed) : 0
+        IO.err.line("imported \(plural(importer.imported, "document")) from \(plural(files.count, "file")) into \(coll.fullName) in \(fixed(elapsed, 2)) s (\(grouped(rate)) docs/s)")
+        return ExitCode.ok
+    }
+}
+
+/// A malformed line or document: where, and what.
+struct ImportError: Error, CustomStringConvertible {
+    var file: String
+    var line: Int?
+    var column: Int?
+    var element: Int?
+    var message: String
+
+    var description: String {
+        var s = file
+        if let line { s += ":\(line)" }
+        if let column { s += ":\(column)" }
+        if let element { s += ": element \(element)" }
+        return s + ": " + message
+    }
+}
+
+/// Loads files into one collection.
+struct Importer {
+    let database: Database
+    let collection: Collection
+    let idField: String
+    let batchSize: Int
+    let progress: Progress
+    /// Documents committed so far.
+    private(set) var imported = 0
+    private var ids = IDGenerator()
+
+    init(database: Database, collection: Collection, idField: String, batchSize: Int, progress: Progress) {
+        self.database = database
+        self.collection = collection
+        self.idField = idField
+        self.batchSize = batchSize
+        self.progress = progress
+    }
+
+    mutating func importFile(_ path: String) throws {
+        let name = path == "-" ? "<stdin>" : path
+        if path != "-", let mapped = try MappedFile(path: path) {
+            defer { mapped.unmap() }
+            try importBytes(mapped.bytes, file: name)
+            progress.finishFile(bytes: mapped.bytes.count)
+        } else {
+            let bytes = try readWholeFile(path)
+            try bytes.withUnsafeBytes { try importBytes($0, file: name) }
+        }
+    }
+
+    private mutating func importBytes(_ bytes: UnsafeRawBufferPointer, file: String) throws {
+        var i = 0
+        while i < bytes.count, bytes[i] == 0x20 || bytes[i] == 0x0A || bytes[i] == 0x0D || bytes[i] == 0x09 { i += 1 }
+        if i < bytes.count && bytes[i] == UInt8(ascii: "[") {
+            try importArray(bytes, file: file)
+        } else {
+            try importLines(bytes, file: file)
+        }
+    }
+
+    /// One document: take the ID out of the body and save.
+    @inline(__always)
+    private mutating func store(_ value: Value, file: String, line: Int?, element: Int?) throws {
+        guard case .object(var body) = value else {
+            throw ImportError(file: file, line: line, column: line == nil ? nil : 1, element: element,
+                              message: "expected a JSON object, found \(value.typeName)")
+        }
+        let id: String
+        switch body.removeValue(forKey: idField) {
+        case nil: id = ids.next()
+        case .string(let s)?: id = s
+        case .int(let n)?: id = String(n)
+        case let other?:
+            throw ImportError(file: file, line: line, column: nil, element: element,
+                              message: "'\(idField)' must be a string or an integer, not \(other.typeName)")
+        }
+        do {
+            try collection.save(id: id, properties: body)
+        } catch let e as DatabaseError {
+            throw ImportError(file: file, line: line, column: nil, element: element, message: e.message)
+        }
+    }
+
+    private mutating func importLines(_ bytes: UnsafeRawBufferPointer, file: String) throws {
+        let n = bytes.count
+        guard n > 0, let base = bytes.baseAddress else { return }
+        var pos = 0
+        var line = 0
+        while pos < n {
+            var inBatch = 0
+            let (batchPos, batchLine) = (pos, line)
+            try database.inBatch {
+                // The engine may run a batch body again (after growing the memory map), so
+                // the body starts from the batch's first line every time.
+                (pos, line, inBatch) = (batchPos, batchLine, 0)
+                while inBatch < batchSize && pos < n {
+                    line += 1
+                    let start = pos
+                    let end: Int
+                    if let hit = memchr(base + pos, 0x0A, n - pos) {
+                        end = base.distance(to: UnsafeRawPointer(hit))
+                    } else {
+                        end = n
+                    }
+                    pos = end + 1
+                    var first = start
+                    while first < end, bytes[first] == 0x20 || bytes[first] == 0x09 || bytes[first] == 0x0D { first += 1 }
+                    if first == end { continue }
+                    let value: Value
+                    do throws(JSONError) {
+                        value = try JSONReader.parse(UnsafeRawBufferPointer(rebasing: bytes[start..<end]))
+                    } catch {
+                        throw ImportError(file: file, line: line, column: error.column, element: nil, message: error.message)
+                    }
+                    try store(value, file: file, line: line, element: nil)
+                    inBatch += 1
+                    if inBatch & 1023 == 0 { progress.update(fileBytes: min(pos, n), documents: imported + inBatch) }
+                }
+            }
+            imported += inBatch
+            progress.update(fileBytes: min(pos, n), documents: imported)
+        }
+    }
+
+    private mutating func importArray(_ bytes: UnsafeRawBufferPointer, file: String) throws {
+        let value: Value
+        do { value = try JSONReader.parse(bytes) } catch {
+            throw ImportError(file: file, line: error.line, column: error.column, element: nil, message: error.message)
+        }
+        guard case .array(let items) = value else {
+            throw ImportError(file: file, line: nil, column: nil, element: nil, message: "expected a JSON array of objects")
+        }
+        var next = 0
+        while next < items.count {
+            let end = min(items.count, next + batchSize)
+            try database.inBatch {
+                for k in next..<end { try store(items[k], file: file, line: nil, element: k + 1) }
+            }
+            imported += end - next
+            next = end
+            progress.update(fileBytes: Int(Double(bytes.count) * Double(next) / Double(max(1, items.count))), documents: imported)
+        }
+    }
+}
+
+/// Random document IDs like Couchbase Lite's: `-` and 22 URL-safe characters.
+struct IDGenerator {
+    private static let alphabet = Array("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_".utf8)
+    private var rng = SystemRandomNumberGenerator()
+
+    mutating func next() -> String {
+        var a = rng.next() as UInt64
+        var b = rng.next() as UInt64
+        var out = [UInt8](repeating: UInt8(ascii: "-"), count: 23)
+        for i in 1..<23 {
+            out[i] = IDGenerator.alphabet[Int(a & 63)]
+            a = (a >> 6) | (b << 58)
+            b >>= 6
+        }
+        return String(decoding: out, as: UTF8.self)
+    }
+}
+
+/// A read-only memory map of a regular file.
+struct MappedFile {
+    let bytes: UnsafeRawBufferPointer
+
+    /// Maps `path`; nil when it is not a regular file (pipes are read instead).
+    init?(path: String) throws {
+        let fd = open(path, O_RDONLY)
+        guard fd >= 0 else { throw CLIError.failure("cannot open '\(path)': \(String(cString: strerror(errno)))") }
+        defer { close(fd) }
+        var st = stat()
+        guard fstat(fd, &st) == 0, (st.st_mode & S_IFMT) == S_IFREG else { return nil }
+        let size = Int(st.st_size)
+        if size == 0 {
+            bytes = UnsafeRawBufferPointer(start: nil, count: 0)
+            return
+        }
+        guard let p = mmap(nil, size, PROT_READ, MAP_PRIVATE, fd, 0), p != MAP_FAILED else {
+            throw CLIError.failure("cannot map '\(path)': \(String(cString: strerror(errno)))")
+        }
+        madvise(p, size, MADV_SEQUENTIAL)
+        bytes = UnsafeRawBufferPointer(start: p, count: size)
+    }
+
+    func unmap() {
+        if let p = bytes.baseAddress { munmap(UnsafeMutableRawPointer(mutating: p), bytes.count) }
+    }
+}
+
+/// The progress bar of `import` on a terminal (stderr): bar, percentage, documents,
+/// documents/s and time left, redrawn at most ten times a second.
+final class Progress {
+    let enabled: Bool
+    let totalBytes: Int
+    let start = monotonicSeconds()
+    private var finishedBytes = 0
+    private var lastDraw = 0.0
+    private var drawn = false
+
+    init(totalBytes: Int, enabled: Bool) {
+        self.totalBytes = totalBytes
+        self.enabled = enabled
+    }
+
+    /// A whole file is done.
+    func finishFile(bytes: Int) { finishedBytes += bytes }
+
+    /// Progress within the current file.
+    func update(fileBytes: Int, documents: Int) {
+        guard enabled else { return }
+        let now = monotonicSeconds()
+        guard now - lastDraw >= 0.1 else { return }
+        lastDraw = now
+        let elapsed = now - start
+        let done = finishedBytes + fileBytes
+        let fraction = totalBytes > 0 ? min(1, Double(done) / Double(totalBytes)) : 0
+        let width = 24
+        let filled = Int(fraction * Double(width))
+        var line = "\r[" + String(repeating: "#", count: filled) + String(repeating: ".", count: width - filled) + "] "
+        line += totalBytes > 0 ? fixed(fraction * 100, 0).leftPadded(3) + "%  " : ""
+        line += grouped(documents) + " docs  "
+        if elapsed > 0 { line += grouped(Int(Double(documents) / elapsed)) + " docs/s" }
+        if totalBytes > 0, fraction > 0, fraction < 1 {
+            let left = Int(elapsed / fraction * (1 - fraction))
+            line += "  ETA \(left / 60):" + String(left % 60).leftPadded(2).replacingSpaces()
+        }
+        IO.err.write(line + "\u{1B}[K")
+        IO.err.flush()
+        drawn = true
+    }
+
+    /// Erases the bar.
+    func clear() {
+        guard enabled, drawn else { return }
+        IO.err.write("\r\u{1B}[K")
+        IO.err.flush()
+        drawn = false
+    }
+}
+
+private extension String {
+    func replacingSpaces() -> String { String(map { $0 == " " ? "0" : $0 }) }
+}
