@@ -175,6 +175,9 @@ public final class Environment: @unchecked Sendable {
         precondition(!WriterFlag.active, "re-entrant write transaction: a write is already running on this thread")
         WriterFlag.active = true
         defer { WriterFlag.active = false }
+        // Grow ahead of time when the map is half full, so that a write rarely has to be
+        // rolled back and run again for lack of space.
+        if usedBytes > currentMapSize / 2 { try? grow() }
         while true {
             var needGrow = false
             do {

@@ -191,6 +191,11 @@ public final class Database: @unchecked Sendable {
     /// together or not at all. Throwing from `body` rolls everything back and rethrows.
     ///
     /// Batches may nest; the outermost one commits.
+    ///
+    /// - Important: if one batch writes more than the free space of the memory map, the
+    ///   transaction is rolled back, the map grows, and `body` runs **again from the start**
+    ///   (the map is grown ahead of time when it is half full, so this is rare). Keep effects
+    ///   outside the database (reading a file position, counters) restartable.
     public func inBatch(_ body: () throws -> Void) throws {
         try write { _ in try body() }
     }
