@@ -133,7 +133,8 @@ public final class Environment: @unchecked Sendable {
     /// Bytes handed out by the transaction are valid only inside `body`.
     public func read<R>(_ body: (Transaction) throws -> R) throws -> R {
         resizeLock.readLock()
-        defer { resizeLock.unlock() }
+        ReaderDepth.value += 1
+        defer { ReaderDepth.value -= 1; resizeLock.unlock() }
         let raw = try acquireReader()
         var ok = false
         defer { releaseReader(raw, reusable: ok) }
@@ -151,6 +152,7 @@ public final class Environment: @unchecked Sendable {
         resizeLock.readLock()
         do {
             let raw = try acquireReader()
+            ReaderDepth.value += 1
             return Transaction(raw: raw, readOnly: true)
         } catch {
             resizeLock.unlock()
@@ -163,6 +165,7 @@ public final class Environment: @unchecked Sendable {
         guard let raw = txn.raw else { return }
         txn.invalidate()
         releaseReader(raw, reusable: true)
+        ReaderDepth.value -= 1
         resizeLock.unlock()
     }
 
@@ -177,7 +180,9 @@ public final class Environment: @unchecked Sendable {
         defer { WriterFlag.active = false }
         // Grow ahead of time when the map is half full, so that a write rarely has to be
         // rolled back and run again for lack of space.
-        if usedBytes > currentMapSize / 2 { try? grow() }
+        // Not while this thread holds a read snapshot (an open result set): growing waits for
+        // every reader of the process, so it would wait for itself.
+        if ReaderDepth.value == 0, usedBytes > currentMapSize / 2 { try? grow() }
         while true {
             var needGrow = false
             do {
@@ -207,7 +212,12 @@ public final class Environment: @unchecked Sendable {
                     if txn.sawMapFull || LMDBError.mapFull ~= error { needGrow = true } else { throw error }
                 }
             }
-            if needGrow { try grow() }
+            if needGrow {
+                // Growing must wait for every read snapshot of the process; one held by this
+                // very thread (an open result set iterated while writing) would never end.
+                if ReaderDepth.value > 0 { throw LMDBError.mapFull }
+                try grow()
+            }
         }
     }
 
@@ -284,6 +294,19 @@ public final class Environment: @unchecked Sendable {
         readerPool.removeAll()
         poolLock.unlock()
         for txn in txns { mdb_txn_abort(txn) }
+    }
+}
+
+/// How many read snapshots the calling thread holds (see `Environment.write`).
+enum ReaderDepth {
+    static let key: pthread_key_t = {
+        var k = pthread_key_t()
+        pthread_key_create(&k, nil)
+        return k
+    }()
+    static var value: Int {
+        get { Int(bitPattern: pthread_getspecific(key)) }
+        set { pthread_setspecific(key, UnsafeRawPointer(bitPattern: newValue)) }
     }
 }
 
