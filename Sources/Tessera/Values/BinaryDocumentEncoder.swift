@@ -197,21 +197,23 @@ struct ByteBuffer {
         return (q, n)
     }
 
-    /// Compares the keys stored at positions `a` and `b`; ties order by position.
+    /// Compares the keys stored at positions `a` and `b` (<0, 0, >0).
+    @inline(__always)
+    func compareKeys(_ a: Int, _ b: Int) -> Int {
+        let ka = key(at: a), kb = key(at: b)
+        return compareBytes(UnsafeRawBufferPointer(start: base + ka.start, count: ka.count),
+                            UnsafeRawBufferPointer(start: base + kb.start, count: kb.count))
+    }
+
+    /// Key order; equal keys order by position (document order).
     @inline(__always)
     func keyLess(_ a: Int, _ b: Int) -> Bool {
-        let ka = key(at: a), kb = key(at: b)
-        let r = compareBytes(UnsafeRawBufferPointer(start: base + ka.start, count: ka.count),
-                             UnsafeRawBufferPointer(start: base + kb.start, count: kb.count))
+        let r = compareKeys(a, b)
         return r < 0 || (r == 0 && a < b)
     }
 
     @inline(__always)
-    func keysEqual(_ a: Int, _ b: Int) -> Bool {
-        let ka = key(at: a), kb = key(at: b)
-        return compareBytes(UnsafeRawBufferPointer(start: base + ka.start, count: ka.count),
-                            UnsafeRawBufferPointer(start: base + kb.start, count: kb.count)) == 0
-    }
+    func keysEqual(_ a: Int, _ b: Int) -> Bool { compareKeys(a, b) == 0 }
 }
 
 @inline(__always)
@@ -362,7 +364,8 @@ struct BinaryBuilder: JSONSink {
         if n < 2 { return n }
         let buf = buffer
         var sorted = true
-        for i in (start &+ 1)..<end where !buf.keyLess(entries[i &- 1], entries[i]) { sorted = false; break }
+        // Already strictly increasing (the common case for generated documents): done.
+        for i in (start &+ 1)..<end where buf.compareKeys(entries[i &- 1], entries[i]) >= 0 { sorted = false; break }
         if sorted { return n }
         if n <= 16 {
             for i in (start &+ 1)..<end {

@@ -53,10 +53,14 @@ public enum JSONWriter {
     /// Shortest text that reads back as the same double (Swift's `description` is round-trip exact).
     static func writeDouble(_ d: Double, into out: inout [UInt8]) {
         guard d.isFinite else { out.append(contentsOf: "null".utf8); return }
+        if d == 0 && d.sign == .minus {
+            // "-0" would read back as the integer 0: keep the sign with a fraction.
+            out.append(contentsOf: "-0.0".utf8)
+            return
+        }
         if d == d.rounded(.towardZero) && abs(d) < 1e15 {
             // Integral doubles print without an exponent or a trailing ".0".
             out.append(contentsOf: String(Int64(d)).utf8)
-            if d == 0 && d.sign == .minus { out.insert(UInt8(ascii: "-"), at: out.count - 1) }
             return
         }
         out.append(contentsOf: d.description.utf8)

@@ -223,7 +223,7 @@ struct JSONReaderTests {
         #expect(JSONWriter.string(.double(0.1)) == "0.1")
         #expect(JSONWriter.string(.double(1.5)) == "1.5")
         #expect(JSONWriter.string(.double(100)) == "100")
-        #expect(JSONWriter.string(.double(-0.0)) == "-0")
+        #expect(JSONWriter.string(.double(-0.0)) == "-0.0")
         #expect(JSONWriter.string(.double(0.30000000000000004)) == "0.30000000000000004")
         #expect(JSONWriter.string(.double(.infinity)) == "null")
         #expect(JSONWriter.string(.int(.min)) == "-9223372036854775808")

@@ -65,13 +65,15 @@ struct RandomValueGenerator {
     }
 
     mutating func value(depth: Int = 0) -> Value {
-        let containerChance = depth == 0 ? 1.0 : (depth > 4 ? 0.0 : 0.3)
+        let containerChance = depth == 0 ? 1.0 : (depth > 3 ? 0.0 : 0.25)
         if rng.chance(containerChance) {
+            // Now and then a large container (wide offset tables), only near the top.
+            let large = depth <= 1 && rng.chance(0.03)
             if depth > 0 && rng.chance(0.4) {
-                let n = rng.chance(0.05) ? rng.int(10...300) : rng.int(0...6)
+                let n = large ? rng.int(10...200) : rng.int(0...6)
                 return .array((0..<n).map { _ in value(depth: depth + 1) })
             }
-            let n = rng.chance(0.05) ? rng.int(10...300) : rng.int(0...8)
+            let n = large ? rng.int(10...100) : rng.int(0...8)
             var o: [String: Value] = [:]
             for _ in 0..<n { o[string(maxLength: 8)] = value(depth: depth + 1) }
             return .object(o)
