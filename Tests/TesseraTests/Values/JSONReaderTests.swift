@@ -183,6 +183,52 @@ struct JSONReaderTests {
         _ = try JSONReader.parse(over, maxDepth: 600)
     }
 
+    // MARK: Mutated input
+
+    @Test func mutatedTextNeverCrashesAndBothPathsAgree() throws {
+        // Random edits of valid JSON: the Value reader and the one-pass binary encoder must
+        // either both succeed with the same value or both fail with the same error.
+        var gen = RandomValueGenerator(rng: ValuesTestRNG(seed: 5))
+        var rng = ValuesTestRNG(seed: 6)
+        let alphabet = Array(#"{}[],:"\ -+.0123456789eEtrufalsn"#.utf8) + [0x00, 0x1F, 0x80, 0xC3, 0xA9, 0xED, 0xF0, 0xFF]
+        var failures: [String] = []
+        var accepted = 0, rejected = 0
+        for i in 0..<3_000 {
+            var bytes = Array(JSONWriter.string(gen.value(), pretty: rng.chance(0.3)).utf8)
+            for _ in 0..<rng.int(1...3) {
+                let p = rng.int(0...bytes.count - 1)
+                switch rng.int(0...3) {
+                case 0: bytes[p] = alphabet[rng.int(0...alphabet.count - 1)]
+                case 1: bytes.insert(alphabet[rng.int(0...alphabet.count - 1)], at: p)
+                case 2: if bytes.count > 1 { bytes.remove(at: p) }
+                default: bytes.removeLast(rng.int(0...min(3, bytes.count - 1)))
+                }
+            }
+            let a: Result<Value, JSONError> = Result { () throws(JSONError) in try JSONReader.parse(bytes) }
+            let b: Result<[UInt8], JSONError> = Result { () throws(JSONError) in try BinaryEncoder.encodeJSON(bytes) }
+            switch (a, b) {
+            case (.success(let v), .success(let bin)):
+                accepted += 1
+                let decoded = bin.withUnsafeBytes { BinaryValue.root($0)?.toValue() }
+                if decoded.map({ identical($0, v) }) != true && failures.count < 5 { failures.append("doc \(i): values differ") }
+            case (.failure(let e1), .failure(let e2)):
+                rejected += 1
+                if e1 != e2 && failures.count < 5 { failures.append("doc \(i): \(e1) vs \(e2)") }
+                if (e1.line < 1 || e1.column < 1 || e1.offset > bytes.count) && failures.count < 5 { failures.append("doc \(i): bad position \(e1)") }
+            default:
+                if failures.count < 5 { failures.append("doc \(i): one path failed") }
+            }
+        }
+        #expect(failures.isEmpty, "\(failures)")
+        #expect(accepted > 100 && rejected > 1000, "accepted \(accepted), rejected \(rejected)")
+    }
+
+    @Test func emptyBuffers() {
+        #expect(throws: JSONError.self) { try JSONReader.parse([UInt8]()) }
+        #expect(throws: JSONError.self) { try [UInt8]().withUnsafeBytes { buf throws(JSONError) in try JSONReader.parse(buf) } }
+        #expect(throws: JSONError.self) { try BinaryEncoder.encodeJSON([UInt8]()) }
+    }
+
     // MARK: Helpers
 
     @Test func parseObjectRequiresAnObject() throws {
