@@ -76,7 +76,7 @@ public enum JSONWriter {
         }
     }
 
-    private static func newline(_ out: inout [UInt8], _ indent: Int) {
+    static func newline(_ out: inout [UInt8], _ indent: Int) {
         out.append(UInt8(ascii: "\n"))
         for _ in 0..<indent {
             out.append(32)
@@ -125,8 +125,13 @@ public enum JSONWriter {
 
     /// A JSON string literal with the required escapes (`"`, `\`, and controls below 0x20).
     static func writeString(_ s: String, into out: inout [UInt8]) {
+        withUTF8Bytes(of: s) { writeString(utf8: $0, into: &out) }
+    }
+
+    /// A JSON string literal of UTF-8 bytes with the required escapes.
+    static func writeString(utf8 bytes: UnsafeRawBufferPointer, into out: inout [UInt8]) {
         out.append(UInt8(ascii: "\""))
-        withUTF8Bytes(of: s) { bytes in
+        do {
             var run = 0 // start of the pending run of bytes that need no escape
             var i = 0
             let n = bytes.count

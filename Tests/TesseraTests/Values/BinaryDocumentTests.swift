@@ -180,6 +180,10 @@ struct BinaryDocumentTests {
                     if decoded != value { fail(i, "\(label): binary round trip") }
                     if !root.equals(value) { fail(i, "\(label): equals") }
                     if JSONWriter.string(decoded) != json { fail(i, "\(label): JSON text round trip") }
+                    if JSONWriter.string(root) != json { fail(i, "\(label): JSON written from binary") }
+                    if i % 10 == 0 && JSONWriter.string(root, pretty: true) != JSONWriter.string(value, pretty: true) {
+                        fail(i, "\(label): pretty JSON written from binary")
+                    }
                     // Every member is found by lookup.
                     if case .object(let o) = value {
                         for (k, v) in o where root.member(k)?.equals(v) != true { fail(i, "\(label): member \(k.debugDescription)") }
@@ -235,6 +239,7 @@ struct BinaryDocumentTests {
                     readable += 1
                     _ = root.isValid
                     _ = root.toValue()
+                    _ = JSONWriter.string(root)
                     _ = root.value(at: [.key("a"), .index(0)])
                     _ = touch(root, depth: 0, rng: &rng)
                 }
@@ -252,6 +257,7 @@ struct BinaryDocumentTests {
                 if let root = BinaryValue.root(buf) {
                     #expect(!root.isValid, "prefix \(n)")
                     #expect(root.toValue().isMissing, "prefix \(n)")
+                    #expect(JSONWriter.string(root) == nil, "prefix \(n)")
                 }
             }
         }
