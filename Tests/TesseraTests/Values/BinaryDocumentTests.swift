@@ -31,14 +31,14 @@ struct BinaryDocumentTests {
             withRoot(.int(i)) { v in
                 #expect(v.kind == .int && v.int == i && v.double == Double(i), "\(i)")
                 #expect(v.string == nil && v.count == 0 && v[0] == nil && v.member("a") == nil)
-                #expect(identical(v.toValue(), .int(i)))
+                #expect(valuesIdentical(v.toValue(), .int(i)))
             }
         }
         for d in [0.0, -0.0, 0.1, -2.5, 3.14, 1e22, 1e23, 1e-22, 1e-23, 2.0, 1e300, .leastNonzeroMagnitude,
                   .greatestFiniteMagnitude, 123456.789, 9007199254740993.0, 0.30000000000000004, 37.7749295] {
             withRoot(.double(d)) { v in
                 #expect(v.kind == .double && v.double?.bitPattern == d.bitPattern, "\(d)")
-                #expect(identical(v.toValue(), .double(d)), "\(d)")
+                #expect(valuesIdentical(v.toValue(), .double(d)), "\(d)")
                 #expect(v.int == Value.double(d).intValue)
             }
         }
@@ -124,8 +124,8 @@ struct BinaryDocumentTests {
             }
             withRoot(.array(a)) { v in
                 #expect(v.count == n)
-                for i in stride(from: 0, to: n, by: 7) { #expect(identical(v[i]!.toValue(), a[i])) }
-                #expect(identical(v.toValue(), .array(a)))
+                for i in stride(from: 0, to: n, by: 7) { #expect(valuesIdentical(v[i]!.toValue(), a[i])) }
+                #expect(valuesIdentical(v.toValue(), .array(a)))
             }
             withRoot(.object(o)) { v in
                 #expect(v.count == n)
@@ -159,7 +159,7 @@ struct BinaryDocumentTests {
     // MARK: Random round trips
 
     @Test func randomRoundTrips() throws {
-        var gen = RandomValueGenerator(rng: ValuesTestRNG(seed: 2026))
+        var gen = ValuesRandomGenerator(rng: ValuesTestRNG(seed: 2026))
         var binaryBytes = 0, jsonBytes = 0
         var failures: [String] = []
         func fail(_ i: Int, _ what: String) { if failures.count < 10 { failures.append("doc \(i): \(what)") } }
@@ -192,7 +192,7 @@ struct BinaryDocumentTests {
             }
             // Parsed numbers keep their kind through the binary form (int stays int, double stays double).
             let again = fromJSON.withUnsafeBytes { BinaryValue.root($0)!.toValue() }
-            if !identical(again, parsed) { fail(i, "kinds differ") }
+            if !valuesIdentical(again, parsed) { fail(i, "kinds differ") }
         }
         #expect(failures.isEmpty, "\(failures)")
         #expect(binaryBytes < jsonBytes, "binary \(binaryBytes) vs JSON \(jsonBytes)")
@@ -216,7 +216,7 @@ struct BinaryDocumentTests {
     }
 
     @Test func corruptBytesNeverCrash() throws {
-        var gen = RandomValueGenerator(rng: ValuesTestRNG(seed: 99))
+        var gen = ValuesRandomGenerator(rng: ValuesTestRNG(seed: 99))
         var rng = ValuesTestRNG(seed: 1234)
         let clock = ContinuousClock()
         let start = clock.now

@@ -19,7 +19,7 @@ struct ValuesTestRNG: RandomNumberGenerator {
 }
 
 /// Builds random JSON-compatible values (no MISSING, no NaN/infinity).
-struct RandomValueGenerator {
+struct ValuesRandomGenerator {
     var rng: ValuesTestRNG
 
     static let scalars: [Unicode.Scalar] = [
@@ -89,16 +89,16 @@ struct RandomValueGenerator {
 }
 
 /// Strict equality that also distinguishes int from double and compares doubles by bits.
-func identical(_ a: Value, _ b: Value) -> Bool {
+func valuesIdentical(_ a: Value, _ b: Value) -> Bool {
     switch (a, b) {
     case (.missing, .missing), (.null, .null): return true
     case (.bool(let x), .bool(let y)): return x == y
     case (.int(let x), .int(let y)): return x == y
     case (.double(let x), .double(let y)): return x.bitPattern == y.bitPattern
     case (.string(let x), .string(let y)): return x.utf8.elementsEqual(y.utf8)
-    case (.array(let x), .array(let y)): return x.count == y.count && zip(x, y).allSatisfy { identical($0, $1) }
+    case (.array(let x), .array(let y)): return x.count == y.count && zip(x, y).allSatisfy { valuesIdentical($0, $1) }
     case (.object(let x), .object(let y)):
-        return x.count == y.count && x.allSatisfy { k, v in y[k].map { identical(v, $0) } ?? false }
+        return x.count == y.count && x.allSatisfy { k, v in y[k].map { valuesIdentical(v, $0) } ?? false }
     default: return false
     }
 }
