@@ -122,6 +122,9 @@ struct BinaryDocumentTests {
                 a.append(i % 3 == 0 ? .string("s\(i)") : .int(Int64(i)))
                 o["key\(i)"] = .string(String(repeating: "v", count: i % 40))
             }
+            // Offset width code in the container tag: 0 = 1 byte, 1 = 2 bytes, 2 = 4 bytes.
+            let tag = BinaryEncoder.encode(.array(a))[1]
+            #expect(Int(tag & 3) == (n <= 100 ? 0 : (n == 20_000 ? 2 : 1)), "n = \(n)")
             withRoot(.array(a)) { v in
                 #expect(v.count == n)
                 for i in stride(from: 0, to: n, by: 7) { #expect(valuesIdentical(v[i]!.toValue(), a[i])) }
