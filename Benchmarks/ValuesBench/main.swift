@@ -6,7 +6,10 @@
 //       Sources/Tessera/Query/AST/*.swift Benchmarks/ValuesBench/main.swift -o /tmp/values-bench
 //   /tmp/values-bench ../shared/datasets/profiles_100.jsonl ../shared/datasets/names_100.jsonl
 //
-// Move into a `tessera-bench` target once it exists.
+// Move into a `tessera-bench` target once it exists. ONLY_ENCODE / ONLY_PARSE / ONLY_WRITE=1
+// run one loop only (for perf record).
+
+import Foundation
 
 func now() -> UInt64 { DispatchTime.now().uptimeNanoseconds }
 @inline(never) func blackHole<T>(_ x: T) { withExtendedLifetime(x) {} }
