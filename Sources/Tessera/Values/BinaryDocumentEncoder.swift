@@ -63,7 +63,7 @@ public enum BinaryEncoder {
     /// Encodes JSON text straight into a binary document.
     public static func encodeJSON(_ json: String, maxDepth: Int = JSONReader.defaultMaxDepth) throws(JSONError) -> [UInt8] {
         var json = json
-        let r: Result<[UInt8], JSONError> = json.withUTF8 { buf in
+        let r: Swift.Result<[UInt8], JSONError> = json.withUTF8 { buf in
             do throws(JSONError) { return .success(try encodeJSON(UnsafeRawBufferPointer(buf), maxDepth: maxDepth)) } catch {
                 return .failure(error)
             }
@@ -73,7 +73,7 @@ public enum BinaryEncoder {
 
     /// Encodes JSON text straight into a binary document.
     public static func encodeJSON(_ json: [UInt8], maxDepth: Int = JSONReader.defaultMaxDepth) throws(JSONError) -> [UInt8] {
-        let r: Result<[UInt8], JSONError> = json.withUnsafeBytes { buf in
+        let r: Swift.Result<[UInt8], JSONError> = json.withUnsafeBytes { buf in
             do throws(JSONError) { return .success(try encodeJSON(buf, maxDepth: maxDepth)) } catch { return .failure(error) }
         }
         return try r.get()

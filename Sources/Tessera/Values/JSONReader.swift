@@ -107,7 +107,7 @@ public enum JSONReader {
 
     /// Parses one JSON value from UTF-8 bytes.
     public static func parse(_ bytes: [UInt8], maxDepth: Int = defaultMaxDepth) throws(JSONError) -> Value {
-        let r: Result<Value, JSONError> = bytes.withUnsafeBytes { buf in
+        let r: Swift.Result<Value, JSONError> = bytes.withUnsafeBytes { buf in
             do throws(JSONError) { return .success(try parse(buf, maxDepth: maxDepth)) } catch { return .failure(error) }
         }
         return try r.get()
@@ -116,7 +116,7 @@ public enum JSONReader {
     /// Parses one JSON value from a string.
     public static func parse(_ text: String, maxDepth: Int = defaultMaxDepth) throws(JSONError) -> Value {
         var text = text
-        let r: Result<Value, JSONError> = text.withUTF8 { buf in
+        let r: Swift.Result<Value, JSONError> = text.withUTF8 { buf in
             do throws(JSONError) { return .success(try parse(UnsafeRawBufferPointer(buf), maxDepth: maxDepth)) } catch {
                 return .failure(error)
             }
@@ -140,7 +140,7 @@ public enum JSONReader {
 
     /// Parses JSON text that must be an object (a document body).
     public static func parseObject(_ bytes: [UInt8], maxDepth: Int = defaultMaxDepth) throws(JSONError) -> [String: Value] {
-        let r: Result<[String: Value], JSONError> = bytes.withUnsafeBytes { buf in
+        let r: Swift.Result<[String: Value], JSONError> = bytes.withUnsafeBytes { buf in
             do throws(JSONError) { return .success(try parseObject(buf, maxDepth: maxDepth)) } catch { return .failure(error) }
         }
         return try r.get()
@@ -149,7 +149,7 @@ public enum JSONReader {
     /// Parses JSON text that must be an object (a document body).
     public static func parseObject(_ text: String, maxDepth: Int = defaultMaxDepth) throws(JSONError) -> [String: Value] {
         var text = text
-        let r: Result<[String: Value], JSONError> = text.withUTF8 { buf in
+        let r: Swift.Result<[String: Value], JSONError> = text.withUTF8 { buf in
             do throws(JSONError) { return .success(try parseObject(UnsafeRawBufferPointer(buf), maxDepth: maxDepth)) } catch {
                 return .failure(error)
             }
@@ -215,7 +215,7 @@ public enum JSONReader {
     /// Parses all values of JSON Lines text with their 1-based line numbers.
     public static func parseLines(_ text: String, maxDepth: Int = defaultMaxDepth) throws(JSONError) -> [(line: Int, value: Value)] {
         var text = text
-        let r: Result<[(line: Int, value: Value)], JSONError> = text.withUTF8 { buf in
+        let r: Swift.Result<[(line: Int, value: Value)], JSONError> = text.withUTF8 { buf in
             do throws(JSONError) { return .success(try parseLines(UnsafeRawBufferPointer(buf), maxDepth: maxDepth)) } catch {
                 return .failure(error)
             }

@@ -204,8 +204,8 @@ struct JSONReaderTests {
                 default: bytes.removeLast(rng.int(0...min(3, bytes.count - 1)))
                 }
             }
-            let a: Result<Value, JSONError> = Result { () throws(JSONError) in try JSONReader.parse(bytes) }
-            let b: Result<[UInt8], JSONError> = Result { () throws(JSONError) in try BinaryEncoder.encodeJSON(bytes) }
+            let a: Swift.Result<Value, JSONError> = Swift.Result { () throws(JSONError) in try JSONReader.parse(bytes) }
+            let b: Swift.Result<[UInt8], JSONError> = Swift.Result { () throws(JSONError) in try BinaryEncoder.encodeJSON(bytes) }
             switch (a, b) {
             case (.success(let v), .success(let bin)):
                 accepted += 1
