@@ -45,9 +45,9 @@ public enum BinaryEncoder {
 
     /// Appends the binary document of JSON text to `out` (unchanged on error).
     public static func encodeJSON(_ json: UnsafeRawBufferPointer, into out: inout [UInt8], maxDepth: Int = JSONReader.defaultMaxDepth) throws(JSONError) {
-        var b = BinaryBuilder(capacity: json.count + 16)
-        b.buffer.append(BinaryFormat.header)
-        var scanner = JSONScanner(json, maxDepth: maxDepth, sink: b)
+        // The builder is created in place so that its arrays stay uniquely referenced.
+        var scanner = JSONScanner(json, maxDepth: maxDepth, sink: BinaryBuilder(capacity: json.count + 16))
+        scanner.sink.buffer.append(BinaryFormat.header)
         do {
             try scanner.parseDocument()
         } catch {
@@ -197,20 +197,36 @@ struct ByteBuffer {
         return (q, n)
     }
 
-    /// Compares the keys stored at positions `a` and `b`; ties order by position.
+    /// Compares the keys stored at positions `a` and `b` (<0, 0, >0).
+    @inline(__always)
+    func compareKeys(_ a: Int, _ b: Int) -> Int {
+        let ka = key(at: a), kb = key(at: b)
+        return compareBytes(UnsafeRawBufferPointer(start: base + ka.start, count: ka.count),
+                            UnsafeRawBufferPointer(start: base + kb.start, count: kb.count))
+    }
+
+    /// Key order; equal keys order by position (document order).
     @inline(__always)
     func keyLess(_ a: Int, _ b: Int) -> Bool {
-        let ka = key(at: a), kb = key(at: b)
-        let r = compareBytes(UnsafeRawBufferPointer(start: base + ka.start, count: ka.count),
-                             UnsafeRawBufferPointer(start: base + kb.start, count: kb.count))
+        let r = compareKeys(a, b)
         return r < 0 || (r == 0 && a < b)
     }
 
     @inline(__always)
-    func keysEqual(_ a: Int, _ b: Int) -> Bool {
-        let ka = key(at: a), kb = key(at: b)
-        return compareBytes(UnsafeRawBufferPointer(start: base + ka.start, count: ka.count),
-                            UnsafeRawBufferPointer(start: base + kb.start, count: kb.count)) == 0
+    func keysEqual(_ a: Int, _ b: Int) -> Bool { compareKeys(a, b) == 0 }
+
+    /// The first eight bytes of the key at `p` as a big-endian integer (zero padded).
+    @inline(__always)
+    func keyPrefix(at p: Int) -> UInt64 {
+        let k = key(at: p)
+        var v: UInt64 = 0
+        let n = min(k.count, 8)
+        var i = 0
+        while i < n {
+            v |= UInt64(base[k.start &+ i]) << UInt64(56 &- 8 &* i)
+            i &+= 1
+        }
+        return v
     }
 }
 
@@ -226,6 +242,11 @@ func varintLength(_ v: Int) -> Int {
 
 /// Builds a binary document from `JSONSink` events (or from a `Value`).
 struct BinaryBuilder: JSONSink {
+    struct SortItem {
+        var prefix: UInt64
+        var position: Int
+    }
+
     struct Frame {
         var data: Int
         var entries: Int
@@ -342,7 +363,7 @@ struct BinaryBuilder: JSONSink {
     mutating func endArray() {
         let f = frames.removeLast()
         finish(f, count: entries.count &- f.entries)
-        entries.removeSubrange(f.entries...)
+        entries.removeLast(entries.count &- f.entries)
         inArray = frames.last.map { !$0.isObject } ?? false
     }
 
@@ -350,7 +371,7 @@ struct BinaryBuilder: JSONSink {
         let f = frames.removeLast()
         let n = sortMembers(from: f.entries)
         finish(f, count: n)
-        entries.removeSubrange(f.entries...)
+        entries.removeLast(entries.count &- f.entries)
         inArray = frames.last.map { !$0.isObject } ?? false
     }
 
@@ -361,34 +382,50 @@ struct BinaryBuilder: JSONSink {
         let n = end &- start
         if n < 2 { return n }
         let buf = buffer
+        // Already strictly increasing (the common case for generated documents): done.
         var sorted = true
-        for i in (start &+ 1)..<end where !buf.keyLess(entries[i &- 1], entries[i]) { sorted = false; break }
+        for i in (start &+ 1)..<end where buf.compareKeys(entries[i &- 1], entries[i]) >= 0 { sorted = false; break }
         if sorted { return n }
-        if n <= 16 {
-            for i in (start &+ 1)..<end {
-                let x = entries[i]
-                var j = i
-                while j > start && buf.keyLess(x, entries[j &- 1]) {
-                    entries[j] = entries[j &- 1]
-                    j &-= 1
-                }
-                entries[j] = x
+        return withUnsafeTemporaryAllocation(of: SortItem.self, capacity: n) { items in
+            // Sort (first 8 key bytes as a big-endian integer, position) with a full key
+            // comparison only when the prefixes are equal.
+            for i in 0..<n {
+                let p = entries[start &+ i]
+                items.initializeElement(at: i, to: SortItem(prefix: buf.keyPrefix(at: p), position: p))
             }
-        } else {
-            entries[start..<end].sort { buf.keyLess($0, $1) }
+            @inline(__always) func less(_ x: SortItem, _ y: SortItem) -> Bool {
+                if x.prefix != y.prefix { return x.prefix < y.prefix }
+                let r = buf.compareKeys(x.position, y.position)
+                return r < 0 || (r == 0 && x.position < y.position)
+            }
+            if n <= 24 {
+                for i in 1..<n {
+                    let x = items[i]
+                    var j = i
+                    while j > 0 && less(x, items[j &- 1]) {
+                        items[j] = items[j &- 1]
+                        j &-= 1
+                    }
+                    items[j] = x
+                }
+            } else {
+                var all = items
+                all.sort(by: less)
+            }
+            // Equal keys are adjacent, in document order: keep the last of each run.
+            var w = 0
+            var i = 0
+            while i < n {
+                var last = i
+                while last &+ 1 < n && items[i].prefix == items[last &+ 1].prefix
+                    && buf.keysEqual(items[i].position, items[last &+ 1].position) { last &+= 1 }
+                entries[start &+ w] = items[last].position
+                w &+= 1
+                i = last &+ 1
+            }
+            entries.removeLast(n &- w)
+            return w
         }
-        // Equal keys are adjacent, in document order: keep the last of each run.
-        var w = start
-        var i = start
-        while i < end {
-            var last = i
-            while last &+ 1 < end && buf.keysEqual(entries[i], entries[last &+ 1]) { last &+= 1 }
-            entries[w] = entries[last]
-            w &+= 1
-            i = last &+ 1
-        }
-        entries.removeSubrange(w..<end)
-        return w &- start
     }
 
     /// Inserts the header and offset table of a finished container in front of its data.

@@ -267,8 +267,11 @@ struct JSONScanner<Sink: JSONSink>: ~Copyable {
     var pos = 0
     let maxDepth: Int
     var sink: Sink
-    /// Open containers: true = object.
-    var stack: [Bool] = []
+    /// Open containers, innermost last: bit `i` of `bits` is set when the container at
+    /// depth `i` is an object (depths of 64 and more spill into `deepStack`).
+    var depth = 0
+    var bits: UInt64 = 0
+    var deepStack: [Bool] = []
     /// Scratch for strings with escapes (allocated on first use).
     var scratch: UnsafeMutablePointer<UInt8>? = nil
     var scratchCapacity = 0
@@ -326,7 +329,7 @@ struct JSONScanner<Sink: JSONSink>: ~Copyable {
             guard pos < count else { throw unexpected("expected a value") }
             switch byte(pos) {
             case UInt8(ascii: "{"):
-                if stack.count >= maxDepth { throw .at(pos, "nesting is deeper than \(maxDepth) levels") }
+                if depth >= maxDepth { throw .at(pos, "nesting is deeper than \(maxDepth) levels") }
                 pos &+= 1
                 sink.beginObject()
                 skipWhitespace()
@@ -334,12 +337,12 @@ struct JSONScanner<Sink: JSONSink>: ~Copyable {
                     pos &+= 1
                     sink.endObject()
                 } else {
-                    stack.append(true)
+                    push(true)
                     try parseKey()
                     continue valueLoop
                 }
             case UInt8(ascii: "["):
-                if stack.count >= maxDepth { throw .at(pos, "nesting is deeper than \(maxDepth) levels") }
+                if depth >= maxDepth { throw .at(pos, "nesting is deeper than \(maxDepth) levels") }
                 pos &+= 1
                 sink.beginArray()
                 skipWhitespace()
@@ -347,7 +350,7 @@ struct JSONScanner<Sink: JSONSink>: ~Copyable {
                     pos &+= 1
                     sink.endArray()
                 } else {
-                    stack.append(false)
+                    push(false)
                     continue valueLoop
                 }
             case UInt8(ascii: "\""):
@@ -367,7 +370,8 @@ struct JSONScanner<Sink: JSONSink>: ~Copyable {
                 throw unexpected("expected a value")
             }
             // After a value: close containers or move to the next element.
-            while let isObject = stack.last {
+            while depth > 0 {
+                let isObject = top
                 skipWhitespace()
                 guard pos < count else {
                     throw unexpected(isObject ? "expected ',' or '}' in object" : "expected ',' or ']' in array")
@@ -385,17 +389,39 @@ struct JSONScanner<Sink: JSONSink>: ~Copyable {
                 if isObject {
                     guard c == UInt8(ascii: "}") else { throw unexpected("expected ',' or '}' in object") }
                     pos &+= 1
-                    stack.removeLast()
+                    pop()
                     sink.endObject()
                 } else {
                     guard c == UInt8(ascii: "]") else { throw unexpected("expected ',' or ']' in array") }
                     pos &+= 1
-                    stack.removeLast()
+                    pop()
                     sink.endArray()
                 }
             }
             return
         }
+    }
+
+    @inline(__always)
+    mutating func push(_ isObject: Bool) {
+        if depth < 64 {
+            if isObject { bits |= 1 << UInt64(depth) } else { bits &= ~(1 << UInt64(depth)) }
+        } else {
+            deepStack.append(isObject)
+        }
+        depth &+= 1
+    }
+
+    @inline(__always)
+    mutating func pop() {
+        depth &-= 1
+        if depth >= 64 { deepStack.removeLast() }
+    }
+
+    /// True when the innermost open container is an object (requires depth > 0).
+    @inline(__always)
+    var top: Bool {
+        depth <= 64 ? bits & (1 << UInt64(depth &- 1)) != 0 : deepStack[deepStack.count &- 1]
     }
 
     /// Parses `"key"` `:` and leaves `pos` at the start of the member value.

@@ -30,11 +30,11 @@ struct JSONReaderTests {
     func validDocument(_ i: Int) throws {
         let (text, expected) = Self.valid[i]
         let v = try JSONReader.parse(text)
-        #expect(identical(v, expected), "\(text) → \(v)")
+        #expect(valuesIdentical(v, expected), "\(text) → \(v)")
         // The binary path agrees.
         let bytes = try BinaryEncoder.encodeJSON(text)
         let decoded = bytes.withUnsafeBytes { BinaryValue.root($0)?.toValue() }
-        #expect(decoded.map { identical($0, expected) } == true, "\(text) → binary \(String(describing: decoded))")
+        #expect(decoded.map { valuesIdentical($0, expected) } == true, "\(text) → binary \(String(describing: decoded))")
     }
 
     @Test func longStringsAndEscapesAtEveryPosition() throws {
@@ -53,10 +53,10 @@ struct JSONReaderTests {
     }
 
     @Test func integersAndNumberKinds() throws {
-        #expect(identical(try JSONReader.parse("9223372036854775808"), .double(9223372036854775808)))
-        #expect(identical(try JSONReader.parse("-9223372036854775809"), .double(-9223372036854775808)))
-        #expect(identical(try JSONReader.parse("-0.0"), .double(-0.0)))
-        #expect(identical(try JSONReader.parse("18446744073709551616"), .double(18446744073709551616)))
+        #expect(valuesIdentical(try JSONReader.parse("9223372036854775808"), .double(9223372036854775808)))
+        #expect(valuesIdentical(try JSONReader.parse("-9223372036854775809"), .double(-9223372036854775808)))
+        #expect(valuesIdentical(try JSONReader.parse("-0.0"), .double(-0.0)))
+        #expect(valuesIdentical(try JSONReader.parse("18446744073709551616"), .double(18446744073709551616)))
     }
 
     @Test func decimalTextMatchesStandardLibrary() throws {
@@ -183,6 +183,52 @@ struct JSONReaderTests {
         _ = try JSONReader.parse(over, maxDepth: 600)
     }
 
+    // MARK: Mutated input
+
+    @Test func mutatedTextNeverCrashesAndBothPathsAgree() throws {
+        // Random edits of valid JSON: the Value reader and the one-pass binary encoder must
+        // either both succeed with the same value or both fail with the same error.
+        var gen = ValuesRandomGenerator(rng: ValuesTestRNG(seed: 5))
+        var rng = ValuesTestRNG(seed: 6)
+        let alphabet = Array(#"{}[],:"\ -+.0123456789eEtrufalsn"#.utf8) + [0x00, 0x1F, 0x80, 0xC3, 0xA9, 0xED, 0xF0, 0xFF]
+        var failures: [String] = []
+        var accepted = 0, rejected = 0
+        for i in 0..<3_000 {
+            var bytes = Array(JSONWriter.string(gen.value(), pretty: rng.chance(0.3)).utf8)
+            for _ in 0..<rng.int(1...3) {
+                let p = rng.int(0...bytes.count - 1)
+                switch rng.int(0...3) {
+                case 0: bytes[p] = alphabet[rng.int(0...alphabet.count - 1)]
+                case 1: bytes.insert(alphabet[rng.int(0...alphabet.count - 1)], at: p)
+                case 2: if bytes.count > 1 { bytes.remove(at: p) }
+                default: bytes.removeLast(rng.int(0...min(3, bytes.count - 1)))
+                }
+            }
+            let a: Swift.Result<Value, JSONError> = Swift.Result { () throws(JSONError) in try JSONReader.parse(bytes) }
+            let b: Swift.Result<[UInt8], JSONError> = Swift.Result { () throws(JSONError) in try BinaryEncoder.encodeJSON(bytes) }
+            switch (a, b) {
+            case (.success(let v), .success(let bin)):
+                accepted += 1
+                let decoded = bin.withUnsafeBytes { BinaryValue.root($0)?.toValue() }
+                if decoded.map({ valuesIdentical($0, v) }) != true && failures.count < 5 { failures.append("doc \(i): values differ") }
+            case (.failure(let e1), .failure(let e2)):
+                rejected += 1
+                if e1 != e2 && failures.count < 5 { failures.append("doc \(i): \(e1) vs \(e2)") }
+                if (e1.line < 1 || e1.column < 1 || e1.offset > bytes.count) && failures.count < 5 { failures.append("doc \(i): bad position \(e1)") }
+            default:
+                if failures.count < 5 { failures.append("doc \(i): one path failed") }
+            }
+        }
+        #expect(failures.isEmpty, "\(failures)")
+        #expect(accepted > 100 && rejected > 1000, "accepted \(accepted), rejected \(rejected)")
+    }
+
+    @Test func emptyBuffers() {
+        #expect(throws: JSONError.self) { try JSONReader.parse([UInt8]()) }
+        #expect(throws: JSONError.self) { try [UInt8]().withUnsafeBytes { buf throws(JSONError) in try JSONReader.parse(buf) } }
+        #expect(throws: JSONError.self) { try BinaryEncoder.encodeJSON([UInt8]()) }
+    }
+
     // MARK: Helpers
 
     @Test func parseObjectRequiresAnObject() throws {
@@ -223,7 +269,7 @@ struct JSONReaderTests {
         #expect(JSONWriter.string(.double(0.1)) == "0.1")
         #expect(JSONWriter.string(.double(1.5)) == "1.5")
         #expect(JSONWriter.string(.double(100)) == "100")
-        #expect(JSONWriter.string(.double(-0.0)) == "-0")
+        #expect(JSONWriter.string(.double(-0.0)) == "-0.0")
         #expect(JSONWriter.string(.double(0.30000000000000004)) == "0.30000000000000004")
         #expect(JSONWriter.string(.double(.infinity)) == "null")
         #expect(JSONWriter.string(.int(.min)) == "-9223372036854775808")
@@ -238,7 +284,7 @@ struct JSONReaderTests {
             // Shortest: the standard library's description is the shortest round-trip form.
             #expect(text.count <= d.description.count + 1 || abs(d) < 1e15, "\(d) → \(text)")
             let i = Int64(bitPattern: rng.next())
-            #expect(identical(try JSONReader.parse(JSONWriter.string(.int(i))), .int(i)))
+            #expect(valuesIdentical(try JSONReader.parse(JSONWriter.string(.int(i))), .int(i)))
         }
     }
 

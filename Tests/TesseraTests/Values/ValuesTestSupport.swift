@@ -19,7 +19,7 @@ struct ValuesTestRNG: RandomNumberGenerator {
 }
 
 /// Builds random JSON-compatible values (no MISSING, no NaN/infinity).
-struct RandomValueGenerator {
+struct ValuesRandomGenerator {
     var rng: ValuesTestRNG
 
     static let scalars: [Unicode.Scalar] = [
@@ -65,13 +65,15 @@ struct RandomValueGenerator {
     }
 
     mutating func value(depth: Int = 0) -> Value {
-        let containerChance = depth == 0 ? 1.0 : (depth > 4 ? 0.0 : 0.3)
+        let containerChance = depth == 0 ? 1.0 : (depth > 3 ? 0.0 : 0.25)
         if rng.chance(containerChance) {
+            // Now and then a large container (wide offset tables), only near the top.
+            let large = depth <= 1 && rng.chance(0.03)
             if depth > 0 && rng.chance(0.4) {
-                let n = rng.chance(0.05) ? rng.int(10...300) : rng.int(0...6)
+                let n = large ? rng.int(10...200) : rng.int(0...6)
                 return .array((0..<n).map { _ in value(depth: depth + 1) })
             }
-            let n = rng.chance(0.05) ? rng.int(10...300) : rng.int(0...8)
+            let n = large ? rng.int(10...100) : rng.int(0...8)
             var o: [String: Value] = [:]
             for _ in 0..<n { o[string(maxLength: 8)] = value(depth: depth + 1) }
             return .object(o)
@@ -87,16 +89,16 @@ struct RandomValueGenerator {
 }
 
 /// Strict equality that also distinguishes int from double and compares doubles by bits.
-func identical(_ a: Value, _ b: Value) -> Bool {
+func valuesIdentical(_ a: Value, _ b: Value) -> Bool {
     switch (a, b) {
     case (.missing, .missing), (.null, .null): return true
     case (.bool(let x), .bool(let y)): return x == y
     case (.int(let x), .int(let y)): return x == y
     case (.double(let x), .double(let y)): return x.bitPattern == y.bitPattern
     case (.string(let x), .string(let y)): return x.utf8.elementsEqual(y.utf8)
-    case (.array(let x), .array(let y)): return x.count == y.count && zip(x, y).allSatisfy { identical($0, $1) }
+    case (.array(let x), .array(let y)): return x.count == y.count && zip(x, y).allSatisfy { valuesIdentical($0, $1) }
     case (.object(let x), .object(let y)):
-        return x.count == y.count && x.allSatisfy { k, v in y[k].map { identical(v, $0) } ?? false }
+        return x.count == y.count && x.allSatisfy { k, v in y[k].map { valuesIdentical(v, $0) } ?? false }
     default: return false
     }
 }
