@@ -93,15 +93,37 @@ public struct FullTextLanguage: Sendable, Hashable, CustomStringConvertible {
         "yi": "yiddish", "yid": "yiddish",
     ]
 
+    /// The stemming languages of SPEC §10.1 (Couchbase Lite's set). Other names resolve to no
+    /// stemming and no stop words, as SPEC requires.
+    static let specLanguages: Set<String> = [
+        "danish", "dutch", "english", "finnish", "french", "german", "hungarian", "italian",
+        "norwegian", "portuguese", "romanian", "russian", "spanish", "swedish", "turkish",
+    ]
+
+    /// The prefix that selects any other Snowball algorithm explicitly: `snowball:greek`,
+    /// `snowball:indonesian` (a Tessera extension; see `availableAlgorithms`).
+    static let snowballPrefix = "snowball:"
+
     /// Maps a user-supplied language name to a libstemmer algorithm name, or nil.
+    ///
+    /// ISO codes and English names of the 15 SPEC languages resolve as such; every other
+    /// algorithm libstemmer offers is reachable only as `snowball:<algorithm or code>`, so
+    /// that `language: "el"` keeps SPEC's meaning (no stemming) while Greek stemming stays
+    /// available to those who ask for it by that name.
     static func resolveAlgorithm(_ raw: String) -> String? {
         var key = raw.trimmingASCIIWhitespace().lowercased()
+        var explicit = false
+        if key.hasPrefix(snowballPrefix) {
+            key.removeFirst(snowballPrefix.count)
+            explicit = true
+        }
         if let cut = key.firstIndex(where: { $0 == "-" || $0 == "_" }) { key = String(key[..<cut]) }
         guard !key.isEmpty else { return nil }
         let available = availableAlgorithms
-        if available.contains(key) { return key }
-        if let alias = aliases[key], available.contains(alias) { return alias }
-        return nil
+        var algorithm: String?
+        if available.contains(key) { algorithm = key } else if let alias = aliases[key], available.contains(alias) { algorithm = alias }
+        guard let algorithm else { return nil }
+        return explicit || specLanguages.contains(algorithm) ? algorithm : nil
     }
 }
 

@@ -16,6 +16,8 @@ struct SourceSlot {
     var rank: Double = 0
     /// True when a MATCH drives this source and the current document matched.
     var matched = false
+    /// The full-text index whose scan bound this row (lower-cased name), if any.
+    var drivingIndex: String? = nil
     /// Covering index scan: the values of the index expressions (plain paths) for this entry.
     var covered: [Value] = []
     var coveredPaths: [[PathComponent]] = []
@@ -61,6 +63,29 @@ final class ExecContext {
     var aggregateValues: [Value]
     let parameters: [String: Value]
     let txn: Transaction
+    /// Collection stores by source slot (for MATCH on an index that does not drive the source).
+    var stores: [Int: CollectionStore] = [:]
+    /// Matches of such MATCHes, by index and query text.
+    var fullTextCache: [String: [[UInt8]: Double]] = [:]
+    /// An error raised inside an evaluator (which cannot throw); the executor rethrows it.
+    var deferredError: (any Error)?
+
+    /// Documents (ID bytes → rank) matching `query` in full-text index `index` of `slot`'s collection.
+    func fullTextMatches(slot: Int, index: String, query: String) -> [[UInt8]: Double] {
+        let key = index.lowercased() + "\u{0}" + query
+        if let cached = fullTextCache[key] { return cached }
+        var result: [[UInt8]: Double] = [:]
+        do {
+            guard let store = stores[slot]?.indexes.first(where: { $0.definition.type == .fullText && $0.definition.name.lowercased() == index.lowercased() }),
+                  let indexer = store.fullText, let stats = store.statsTable else { return [:] }
+            let compiled = try CompiledFullTextQuery(query, tokenizer: indexer.tokenizer, columns: indexer.columns)
+            result = try compiled.evaluate(in: LMDBPostingsReader(txn: txn, postings: store.table, stats: stats), ranking: true).ranks
+        } catch {
+            if deferredError == nil { deferredError = error }
+        }
+        fullTextCache[key] = result
+        return result
+    }
 
     init(sourceCount: Int, variableCount: Int, aggregateCount: Int, parameters: [String: Value], txn: Transaction) {
         slots = Array(repeating: SourceSlot(), count: sourceCount)

@@ -53,6 +53,7 @@ final class Executor {
             lo.append(sp.source.join == .leftOuter)
         }
         levels = lv
+        for sp in plan.sources { if let st = sp.store { ctx.stores[sp.source.index] = st } }
         onConditions = ons
         filters = fs
         leftOuter = lo
@@ -106,6 +107,12 @@ final class Executor {
 
     /// Moves to the next complete joined row; false when there are no more.
     func nextJoinedRow() throws -> Bool {
+        let more = try joinedRow()
+        if let e = ctx.deferredError { throw e }
+        return more
+    }
+
+    private func joinedRow() throws -> Bool {
         if exhausted { return false }
         let n = levels.count
         var k: Int

@@ -177,11 +177,30 @@ enum ExpressionCompiler {
         case .collate(let inner, let collation):
             return compile(inner, collation: collation)
 
-        case .match(let slot, _, _):
-            return { ctx in .bool(ctx.slots[slot].matched) }
+        case .match(let slot, let index, let query):
+            let name = index.lowercased()
+            let fq = compile(query, collation: c)
+            return { ctx in
+                let s = ctx.slots[slot]
+                if s.state == .absent { return .bool(false) }
+                if s.drivingIndex == name { return .bool(s.matched) }
+                // Another full-text index of the same source: look the document up in its matches.
+                guard case .string(let q) = fq(ctx) else { return .bool(false) }
+                return .bool(ctx.fullTextMatches(slot: slot, index: index, query: q)[Array(s.idString.utf8)] != nil)
+            }
 
-        case .rank(let slot, _):
-            return { ctx in .double(ctx.slots[slot].rank) }
+        case .rank(let slot, let index):
+            let name = index.lowercased()
+            return { ctx in
+                let s = ctx.slots[slot]
+                if s.state == .absent { return .missing }
+                if s.drivingIndex == name { return .double(s.rank) }
+                // The rank of a MATCH that filters rather than drives: from its cached matches.
+                for (key, ranks) in ctx.fullTextCache where key.hasPrefix(name + "\u{0}") {
+                    if let r = ranks[Array(s.idString.utf8)] { return .double(r) }
+                }
+                return .double(0)
+            }
         }
     }
 

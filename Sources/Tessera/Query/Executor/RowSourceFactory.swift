@@ -74,6 +74,7 @@ final class FullTextScan: RowSource {
                 ctx.slots[slot].ownedID = id
                 ctx.slots[slot].rank = rank
                 ctx.slots[slot].matched = true
+                ctx.slots[slot].drivingIndex = plan.indexName.lowercased()
                 return true
             }
         }

@@ -30,7 +30,8 @@ struct Planner {
                    case .match(_, let name, let q) = m, let store = stores[key],
                    let index = store.indexes.first(where: { $0.definition.type == .fullText && $0.definition.name.lowercased() == name.lowercased() }) {
                     access = .fullText(FullTextPlan(indexName: index.definition.name, query: q, store: index))
-                    remaining.removeAll { $0 == m }
+                    // The MATCH stays a filter: it is TRUE for every row the scan binds, and
+                    // FALSE for the null-extended row of a LEFT JOIN.
                 } else if let store = stores[key] {
                     let choice = IndexSelection(query: q, source: src, store: store, terms: remaining,
                                                 parameters: parameters, isFirstSource: src.index == 0, txn: txn)
