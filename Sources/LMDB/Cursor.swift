@@ -10,10 +10,12 @@ import Darwin
 /// After a successful move, `key` and `value` hold the current entry's bytes (valid until
 /// the next move or write).
 public final class Cursor {
-    @usableFromInline var raw: OpaquePointer?
+    // Hot per-row state: exclusivity is this class's own business (a cursor is used by one
+    // thread at a time), so skip the runtime's dynamic access tracking.
+    @exclusivity(unchecked) @usableFromInline var raw: OpaquePointer?
     @usableFromInline let txn: Transaction
-    @usableFromInline var k = MDB_val()
-    @usableFromInline var v = MDB_val()
+    @exclusivity(unchecked) @usableFromInline var k = MDB_val()
+    @exclusivity(unchecked) @usableFromInline var v = MDB_val()
 
     @usableFromInline
     init(raw: OpaquePointer, txn: Transaction) {

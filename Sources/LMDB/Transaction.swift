@@ -28,7 +28,7 @@ public struct PutFlags: OptionSet, Sendable {
 /// Bytes it returns point into the memory map and are valid only until the transaction
 /// ends or, in a write transaction, until the next write. Copy what must outlive them.
 public final class Transaction {
-    @usableFromInline var raw: OpaquePointer?
+    @exclusivity(unchecked) @usableFromInline var raw: OpaquePointer?
     /// True for a read-only transaction.
     public let readOnly: Bool
     @usableFromInline var sawMapFull = false

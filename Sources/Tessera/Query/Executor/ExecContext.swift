@@ -54,13 +54,103 @@ struct SourceSlot {
             return .missing
         }
     }
+
+    /// A path inside the source's value, with the keys already in UTF-8 (the hot path).
+    @inline(__always)
+    func value(at path: CompiledPath) -> Value {
+        switch state {
+        case .absent: return .missing
+        case .document:
+            guard let body else { return .missing }
+            return path.lookup(in: body)?.toValue() ?? .missing
+        case .element: return element.value(at: path.components)
+        case .covered:
+            for (i, p) in coveredPaths.enumerated() where p == path.components { return covered[i] }
+            return .missing
+        }
+    }
+
+    /// The binary value at a path of the document (nil when absent or not a document).
+    @inline(__always)
+    func binary(at path: CompiledPath) -> BinaryValue? {
+        guard state == .document, let body else { return nil }
+        return path.lookup(in: body)
+    }
+
+}
+
+/// A property path with its member names pre-encoded as UTF-8, for lookups in place.
+struct CompiledPath {
+    enum Step {
+        case key([UInt8])
+        case index(Int)
+    }
+    let components: [PathComponent]
+    let steps: [Step]
+
+    init(_ components: [PathComponent]) {
+        self.components = components
+        steps = components.map { c in
+            switch c {
+            case .key(let k): .key(Array(k.utf8))
+            case .index(let i): .index(i)
+            }
+        }
+    }
+
+    @inline(__always)
+    func lookup(in root: BinaryValue) -> BinaryValue? {
+        var cur = root
+        for step in steps {
+            switch step {
+            case .key(let k):
+                guard let next = k.withUnsafeBytes({ cur.member(utf8: $0) }) else { return nil }
+                cur = next
+            case .index(let i):
+                guard let next = cur[i] else { return nil }
+                cur = next
+            }
+        }
+        return cur
+    }
+}
+
+/// A path inside the value of the slot at `s`, reading fields through the pointer (calling
+/// a method on `s.pointee` would copy the whole slot, retaining its fields, for every row).
+@inline(__always)
+func slotValue(_ s: UnsafeMutablePointer<SourceSlot>, _ path: CompiledPath) -> Value {
+    switch s.pointee.state {
+    case .absent: return .missing
+    case .document:
+        guard let body = s.pointee.body else { return .missing }
+        return path.lookup(in: body)?.toValue() ?? .missing
+    case .element: return s.pointee.element.value(at: path.components)
+    case .covered:
+        let paths = s.pointee.coveredPaths
+        for i in paths.indices where paths[i] == path.components { return s.pointee.covered[i] }
+        return .missing
+    }
+}
+
+/// The binary value at a path of the document bound at `s` (nil when absent); call only
+/// when the slot holds a document.
+@inline(__always)
+func slotBinary(_ s: UnsafeMutablePointer<SourceSlot>, _ path: CompiledPath) -> BinaryValue? {
+    guard let body = s.pointee.body else { return nil }
+    return path.lookup(in: body)
 }
 
 /// Per-execution state shared by all compiled expressions of a query.
+///
+/// `slots` is a plain pointer rather than an array: evaluators read and write it per row,
+/// and an array property of a class would pay for copy-on-write checks and dynamic
+/// exclusivity checks on every access.
 final class ExecContext {
-    var slots: [SourceSlot]
-    var variables: [Value]
-    var aggregateValues: [Value]
+    let slots: UnsafeMutablePointer<SourceSlot>
+    let slotCount: Int
+    // Per-row state, touched by one query on one thread: no dynamic exclusivity tracking.
+    @exclusivity(unchecked) var variables: [Value]
+    @exclusivity(unchecked) var aggregateValues: [Value]
     let parameters: [String: Value]
     let txn: Transaction
     /// Collection stores by source slot (for MATCH on an index that does not drive the source).
@@ -68,7 +158,7 @@ final class ExecContext {
     /// Matches of such MATCHes, by index and query text.
     var fullTextCache: [String: [[UInt8]: Double]] = [:]
     /// An error raised inside an evaluator (which cannot throw); the executor rethrows it.
-    var deferredError: (any Error)?
+    @exclusivity(unchecked) var deferredError: (any Error)?
 
     /// Documents (ID bytes → rank) matching `query` in full-text index `index` of `slot`'s collection.
     func fullTextMatches(slot: Int, index: String, query: String) -> [[UInt8]: Double] {
@@ -88,11 +178,26 @@ final class ExecContext {
     }
 
     init(sourceCount: Int, variableCount: Int, aggregateCount: Int, parameters: [String: Value], txn: Transaction) {
-        slots = Array(repeating: SourceSlot(), count: sourceCount)
+        slotCount = sourceCount
+        slots = .allocate(capacity: max(sourceCount, 1))
+        slots.initialize(repeating: SourceSlot(), count: max(sourceCount, 1))
         variables = Array(repeating: .missing, count: variableCount)
         aggregateValues = Array(repeating: .missing, count: aggregateCount)
         self.parameters = parameters
         self.txn = txn
+    }
+
+    deinit {
+        slots.deinitialize(count: max(slotCount, 1))
+        slots.deallocate()
+    }
+
+    /// A copy of every slot (a group's representative row).
+    func snapshot() -> [SourceSlot] { Array(UnsafeBufferPointer(start: slots, count: slotCount)) }
+
+    /// Restores slots saved by `snapshot()`.
+    func restore(_ saved: [SourceSlot]) {
+        for (i, s) in saved.enumerated() where i < slotCount { slots[i] = s }
     }
 }
 

@@ -14,9 +14,9 @@ final class Executor {
     private let onConditions: [Evaluator?]
     private let filters: [[Evaluator]]
     private let leftOuter: [Bool]
-    private var matchedAny: [Bool]
-    private var started = false
-    private var exhausted = false
+    @exclusivity(unchecked) private var matchedAny: [Bool]
+    @exclusivity(unchecked) private var started = false
+    @exclusivity(unchecked) private var exhausted = false
 
     private let columns: [ColumnEvaluator]
     private let orderKeys: [(Evaluator, Collation, Bool)]
@@ -25,10 +25,10 @@ final class Executor {
     private let having: Evaluator?
 
     // Streaming state.
-    private var buffered: [[Value]]?
-    private var bufferPosition = 0
-    private var emitted = 0
-    private var skipped = 0
+    @exclusivity(unchecked) private var buffered: [[Value]]?
+    @exclusivity(unchecked) private var bufferPosition = 0
+    @exclusivity(unchecked) private var emitted = 0
+    @exclusivity(unchecked) private var skipped = 0
     private let limit: Int?
     private let offset: Int
 
@@ -221,7 +221,7 @@ final class Executor {
                 } else {
                     gi = states.count
                     groups[key] = gi
-                    states.append((ctx.slots, calls.map { AggregateState(function: $0.name, countStar: $0.args.isEmpty) }))
+                    states.append((ctx.snapshot(), calls.map { AggregateState(function: $0.name, countStar: $0.args.isEmpty) }))
                 }
                 for (i, args) in aggregateArgs.enumerated() {
                     states[gi].aggregates[i].add(args.isEmpty ? .bool(true) : args[0](ctx))
@@ -229,11 +229,11 @@ final class Executor {
             }
             if states.isEmpty && groupKeys.isEmpty {
                 // An aggregate query without GROUP BY returns one row even on empty input.
-                states.append((Array(repeating: SourceSlot(), count: ctx.slots.count),
+                states.append((Array(repeating: SourceSlot(), count: ctx.slotCount),
                                calls.map { AggregateState(function: $0.name, countStar: $0.args.isEmpty) }))
             }
             for g in states {
-                ctx.slots = g.slots
+                ctx.restore(g.slots)
                 for (i, a) in g.aggregates.enumerated() { ctx.aggregateValues[i] = a.result() }
                 if let having, Semantics.truth(having(ctx)) != .true { continue }
                 accept(project())

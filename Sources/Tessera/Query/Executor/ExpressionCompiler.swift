@@ -13,14 +13,15 @@ enum ExpressionCompiler {
 
         case .sourcePath(let slot, let path):
             if path.isEmpty { return { ctx in ctx.slots[slot].wholeValue } }
-            return { ctx in ctx.slots[slot].value(at: path) }
+            let compiled = CompiledPath(path)
+            return { ctx in slotValue(ctx.slots + slot, compiled) }
 
         case .variablePath(let slot, let path):
             if path.isEmpty { return { ctx in ctx.variables[slot] } }
             return { ctx in ctx.variables[slot].value(at: path) }
 
         case .meta(let slot, let key):
-            return { ctx in metaValue(ctx.slots[slot], key) }
+            return { ctx in metaValue(ctx.slots + slot, key) }
 
         case .member(let base, let path):
             let b = compile(base, collation: c)
@@ -204,7 +205,67 @@ enum ExpressionCompiler {
         }
     }
 
+    /// `path op literal` (either way round) under the binary collation, compared in place in
+    /// the document without building a `Value` for the property: the shape of most filters.
+    private static func compilePathLiteralComparison(_ op: BinaryOperator, _ a: BoundExpr, _ b: BoundExpr, _ c: Collation) -> Evaluator? {
+        guard c.isBinary else { return nil }
+        var op = op
+        let slot: Int, path: [PathComponent], literal: Value
+        if case .sourcePath(let s, let p) = a, !p.isEmpty, case .literal(let v) = b {
+            (slot, path, literal) = (s, p, v)
+        } else if case .sourcePath(let s, let p) = b, !p.isEmpty, case .literal(let v) = a {
+            (slot, path, literal) = (s, p, v)
+            switch op {
+            case .less: op = .greater
+            case .lessOrEqual: op = .greaterOrEqual
+            case .greater: op = .less
+            case .greaterOrEqual: op = .lessOrEqual
+            default: break
+            }
+        } else {
+            return nil
+        }
+        let cp = CompiledPath(path)
+        let generic: (Value) -> Value
+        switch op {
+        case .equal: generic = { Semantics.equals($0, literal, c) }
+        case .notEqual: generic = { v in
+            let r = Semantics.equals(v, literal, c)
+            if case .bool(let x) = r { return .bool(!x) }
+            return r
+        }
+        case .less, .lessOrEqual, .greater, .greaterOrEqual: generic = { Semantics.relational(op, $0, literal, c) }
+        default: return nil
+        }
+        if literal.isMissing { return { _ in .missing } }
+        switch literal {
+        case .string(let text) where op == .equal || op == .notEqual:
+            let bytes = Array(text.utf8)
+            let negate = op == .notEqual
+            return { ctx in
+                let s = ctx.slots + slot
+                guard s.pointee.state == .document else { return generic(slotValue(s, cp)) }
+                guard let bv = slotBinary(s, cp) else { return .missing }
+                if bv.kind == .string {
+                    let same = bv.withUTF8 { $0.elementsEqual(bytes) } ?? false
+                    return .bool(same != negate)
+                }
+                return .bool(negate) // a value of another type (NULL included) is never equal
+            }
+        case .int, .double:
+            return { ctx in
+                let s = ctx.slots + slot
+                guard s.pointee.state == .document else { return generic(slotValue(s, cp)) }
+                guard let bv = slotBinary(s, cp) else { return .missing }
+                return generic(bv.number ?? bv.toValue())
+            }
+        default:
+            return { ctx in generic(slotValue(ctx.slots + slot, cp)) }
+        }
+    }
+
     private static func compileBinary(_ op: BinaryOperator, _ a: BoundExpr, _ b: BoundExpr, _ c: Collation) -> Evaluator {
+        if let fast = compilePathLiteralComparison(op, a, b, c) { return fast }
         let fa = compile(a, collation: c), fb = compile(b, collation: c)
         switch op {
         case .and:
@@ -243,9 +304,11 @@ enum ExpressionCompiler {
     }
 
     /// `meta(src)` / `meta(src).key` of a slot.
-    static func metaValue(_ s: SourceSlot, _ key: MetaKey?) -> Value {
-        if s.state == .covered, key == .id { return .string(s.idString) }
-        guard s.state == .document, let r = s.record else { return .missing }
+    static func metaValue(_ p: UnsafeMutablePointer<SourceSlot>, _ key: MetaKey?) -> Value {
+        if p.pointee.state == .covered, key == .id { return .string(p.pointee.idString) }
+        guard p.pointee.state == .document, let r = p.pointee.record else { return .missing }
+        if key == .id { return .string(p.pointee.idString) }
+        let s = p.pointee
         switch key {
         case .id?: return .string(s.idString)
         case .sequence?: return .int(Int64(bitPattern: r.sequence))

@@ -14,11 +14,11 @@ final class IndexScan: RowSource {
     private let recheck: [Evaluator]
     /// Array-index scans bind the parent document once, however many elements match.
     private let dedupe: Bool
-    private var seen = Set<[UInt8]>()
-    private var ranges: [(exact: IndexKey.KeyRange, scan: IndexKey.KeyRange)] = []
-    private var rangeIndex = 0
-    private var positioned = false
-    private var cursor: Cursor?
+    @exclusivity(unchecked) private var seen = Set<[UInt8]>()
+    @exclusivity(unchecked) private var ranges: [(exact: IndexKey.KeyRange, scan: IndexKey.KeyRange)] = []
+    @exclusivity(unchecked) private var rangeIndex = 0
+    @exclusivity(unchecked) private var positioned = false
+    @exclusivity(unchecked) private var cursor: Cursor?
     /// Covering scans: the key's values are the row; index expression paths, in order.
     private let coveredPaths: [[PathComponent]]?
 
@@ -95,9 +95,9 @@ final class IndexScan: RowSource {
     /// Entries whose values share their first `groupLength` key bytes may have been
     /// truncated, so their key order is not their value order: an ordered scan reads the
     /// whole group, sorts it by the documents' values, and emits it from `pending`.
-    private var pending: [SourceSlot] = []
-    private var cursorAtUnread = false
-    private var dedupeAcrossRanges = false
+    @exclusivity(unchecked) private var pending: [SourceSlot] = []
+    @exclusivity(unchecked) private var cursorAtUnread = false
+    @exclusivity(unchecked) private var dedupeAcrossRanges = false
     private let groupLength = IndexKey.minimumRetainedTupleBytes()
 
     private func readGroup(_ ctx: ExecContext, cursor: Cursor, exact: IndexKey.KeyRange, scan: IndexKey.KeyRange) throws -> Bool {

@@ -14,8 +14,8 @@ class RowSource {
 final class CollectionScan: RowSource {
     let table: Table
     let includeDeleted: Bool
-    private var cursor: Cursor?
-    private var started = false
+    @exclusivity(unchecked) private var cursor: Cursor?
+    @exclusivity(unchecked) private var started = false
 
     init(slot: Int, table: Table, includeDeleted: Bool) {
         self.table = table
@@ -37,8 +37,13 @@ final class CollectionScan: RowSource {
             let v = cursor.value
             guard let header = DocumentRecord.header(v) else { continue }
             if header.deleted && !includeDeleted { continue }
-            ctx.slots[slot] = SourceSlot(state: .document, id: cursor.key, record: header,
-                                         body: BinaryValue.root(DocumentRecord.body(v)))
+            // Set the fields in place: building a new SourceSlot would retain and release its
+            // reference-counted fields for every document.
+            let s = ctx.slots + slot
+            s.pointee.state = .document
+            s.pointee.id = cursor.key
+            s.pointee.record = header
+            s.pointee.body = BinaryValue.root(DocumentRecord.body(v))
             return true
         }
     }
@@ -52,8 +57,8 @@ final class CollectionScan: RowSource {
 /// The elements of an array, for UNNEST: one row per element; non-arrays give none.
 final class UnnestScan: RowSource {
     let array: Evaluator
-    private var elements: [Value] = []
-    private var position = 0
+    @exclusivity(unchecked) private var elements: [Value] = []
+    @exclusivity(unchecked) private var position = 0
 
     init(slot: Int, array: @escaping Evaluator) {
         self.array = array
@@ -80,7 +85,11 @@ enum DocumentFetch {
     static func bind(_ ctx: ExecContext, slot: Int, table: Table, id: UnsafeRawBufferPointer, includeDeleted: Bool) throws -> Bool {
         guard let v = try ctx.txn.get(table, key: id), let header = DocumentRecord.header(v) else { return false }
         if header.deleted && !includeDeleted { return false }
-        ctx.slots[slot] = SourceSlot(state: .document, id: id, record: header, body: BinaryValue.root(DocumentRecord.body(v)))
+        let s = ctx.slots + slot
+        s.pointee.state = .document
+        s.pointee.id = id
+        s.pointee.record = header
+        s.pointee.body = BinaryValue.root(DocumentRecord.body(v))
         return true
     }
 }
