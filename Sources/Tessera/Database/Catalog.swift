@@ -72,6 +72,8 @@ final class CollectionStore: Sendable {
 /// The database catalogue: collections and index definitions. Persisted as JSON under the
 /// `catalog` key of the `meta` table; the in-memory copy lives in `Database.catalog`.
 struct Catalog: Sendable {
+    /// Bumped by every published change; queries cache their analysis per version.
+    var version: UInt64 = 0
     var collections: [CollectionKey: CollectionStore] = [:]
     /// Index definitions per collection, as stored.
     var indexDefinitions: [CollectionKey: [IndexDefinition]] = [:]

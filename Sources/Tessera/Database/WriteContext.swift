@@ -102,8 +102,11 @@ final class WriteContext {
     /// Publishes the catalogue and runs after-commit work; called once the commit succeeded.
     func committed() {
         if catalogChanged {
-            let c = catalog
-            database.catalog.withLock { $0 = c }
+            var c = catalog
+            database.catalog.withLock {
+                c.version = $0.version &+ 1
+                $0 = c
+            }
         }
         for f in afterCommit { f() }
     }

@@ -63,12 +63,11 @@ final class IndexStore: @unchecked Sendable {
 
     /// The index keys one document contributes (sorted, unique). Empty when the document is
     /// outside the partial index's `where`, or (array index) has no reachable element.
-    func entries(docID: String, body: UnsafeRawBufferPointer, txn: Transaction) -> [[UInt8]] {
+    func entries(docID: String, body: UnsafeRawBufferPointer, txn: Transaction, context: ExecContext? = nil) -> [[UInt8]] {
         guard let root = BinaryValue.root(body) else { return [] }
-        let ctx = ExecContext(sourceCount: 1, variableCount: variableCount, aggregateCount: 0, parameters: [:], txn: txn)
-        var slot = SourceSlot(state: .document)
-        slot.body = root
-        ctx.slots[0] = slot
+        let ctx = context ?? ExecContext(sourceCount: 1, variableCount: variableCount, aggregateCount: 0, parameters: [:], txn: txn)
+        ctx.slots[0].state = .document
+        ctx.slots[0].body = root
         if let w = whereEvaluator, Semantics.truth(w(ctx)) != .true { return [] }
         switch definition.type {
         case .value:
@@ -146,21 +145,28 @@ final class IndexStore: @unchecked Sendable {
             return
         }
         var all: [[UInt8]] = []
+        let ctx = ExecContext(sourceCount: 1, variableCount: variableCount, aggregateCount: 0, parameters: [:], txn: txn)
         try txn.withCursor(docs) { c in
             try c.forEach { k, v in
                 guard let h = DocumentRecord.header(v), !h.deleted else { return true }
                 let id = String(decoding: k, as: UTF8.self)
-                all.append(contentsOf: entries(docID: id, body: DocumentRecord.body(v), txn: txn))
+                all.append(contentsOf: entries(docID: id, body: DocumentRecord.body(v), txn: txn, context: ctx))
                 return true
             }
         }
-        all.sort { $0.lexicographicallyPrecedes($1) }
+        all.sort(by: bytesLess)
         var previous: [UInt8]? = nil
         for k in all where k != previous {
             try txn.put(table, key: k, value: [], flags: .append)
             previous = k
         }
     }
+}
+
+/// memcmp order of two byte arrays (LMDB's key order), shorter first on a common prefix.
+@inline(__always)
+func bytesLess(_ a: [UInt8], _ b: [UInt8]) -> Bool {
+    a.withUnsafeBytes { pa in b.withUnsafeBytes { pb in compareKeys(pa, pb) < 0 } }
 }
 
 /// Keeps every index of a collection in step with its documents.

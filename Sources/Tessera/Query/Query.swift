@@ -1,4 +1,5 @@
 import LMDB
+import Synchronization
 
 /// Named values for a query's `$parameters`.
 ///
@@ -80,7 +81,19 @@ public final class Query: @unchecked Sendable {
         return database.catalog.withLock { $0 }
     }
 
+    /// The analysis of the statement against a catalogue version (re-done when it changes).
+    private let cachedAnalysis = Mutex<(version: UInt64, query: AnalyzedQuery)?>(nil)
+
     func analyze(_ catalog: Catalog) throws -> AnalyzedQuery {
+        // Inside a write transaction the catalogue may hold uncommitted changes: no caching.
+        let cacheable = WriteContext.current?.database !== database
+        if cacheable, let hit = cachedAnalysis.withLock({ $0 }), hit.version == catalog.version { return hit.query }
+        let q = try analyzeUncached(catalog)
+        if cacheable { cachedAnalysis.withLock { $0 = (catalog.version, q) } }
+        return q
+    }
+
+    private func analyzeUncached(_ catalog: Catalog) throws -> AnalyzedQuery {
         var fts: [CollectionKey: Set<String>] = [:]
         for (key, store) in catalog.collections {
             let names = store.indexes.filter { $0.definition.type == .fullText }.map(\.definition.name)
