@@ -117,12 +117,13 @@ public final class Query: @unchecked Sendable {
         return out
     }
 
-    func makePlan() throws -> (QueryPlan, [String: Value]) {
+    func makePlan(txn: Transaction? = nil) throws -> (QueryPlan, [String: Value]) {
         let catalog = try catalogSnapshot()
         let q = try analyze(catalog)
         let params = try boundParameters(for: q)
         var stores: [CollectionKey: CollectionStore] = [:]
         for s in q.sources { if let k = s.collectionKey { stores[k] = catalog.collections[k] } }
+        if let txn { return (try Planner(query: q, stores: stores, parameters: params, txn: txn).plan(), params) }
         let plan = try database.read { txn in try Planner(query: q, stores: stores, parameters: params, txn: txn).plan() }
         return (plan, params)
     }
@@ -132,8 +133,24 @@ public final class Query: @unchecked Sendable {
     /// - Throws: `QueryError` (`.semantic` for an unknown parameter name or a bad LIMIT),
     ///   `DatabaseError` for storage failures.
     public func execute() throws -> ResultSet {
-        let (plan, params) = try makePlan()
-        return try ResultSet(database: database, plan: plan, parameters: params)
+        // Plan and run in the same snapshot: one read transaction per execution.
+        try database.checkOpen()
+        let owned: Transaction?
+        let txn: Transaction
+        if let ctx = WriteContext.current, ctx.database === database {
+            txn = ctx.txn
+            owned = nil
+        } else {
+            do { txn = try database.env.beginRead() } catch { throw DatabaseError.storage(error, "read from '\(database.path)' failed") }
+            owned = txn
+        }
+        do {
+            let (plan, params) = try makePlan(txn: txn)
+            return try ResultSet(database: database, plan: plan, parameters: params, txn: txn, owned: owned != nil)
+        } catch {
+            if let owned { database.env.endRead(owned) }
+            throw error
+        }
     }
 
     /// The plan as text, in SQLite's EXPLAIN QUERY PLAN vocabulary (`SCAN hotels`,

@@ -15,21 +15,17 @@ public final class ResultSet: Sequence, IteratorProtocol {
     private var ownsTransaction: Bool
     private var failure: (any Error)?
 
-    init(database: Database, plan: QueryPlan, parameters: [String: Value]) throws {
+    /// Runs `plan` in `txn`; when `owned`, the result set ends the read transaction.
+    init(database: Database, plan: QueryPlan, parameters: [String: Value], txn: Transaction, owned: Bool) throws {
         self.database = database
         columnNames = plan.query.columns.map(\.name)
         var idx: [String: Int] = [:]
         for (i, n) in columnNames.enumerated() where idx[n] == nil { idx[n] = i }
         nameIndex = idx
-        if let ctx = WriteContext.current, ctx.database === database {
-            txn = ctx.txn
-            ownsTransaction = false
-        } else {
-            txn = try database.env.beginRead()
-            ownsTransaction = true
-        }
+        self.txn = txn
+        ownsTransaction = owned
         do {
-            executor = try Executor(plan: plan, txn: txn!, parameters: parameters) { sp, _ in
+            executor = try Executor(plan: plan, txn: txn, parameters: parameters) { sp, _ in
                 try RowSourceFactory.make(sp, parameters: parameters)
             }
         } catch {
