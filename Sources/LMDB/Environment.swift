@@ -23,7 +23,7 @@ public final class Environment: @unchecked Sendable {
         /// Maximum number of named tables.
         public var maxTables: Int = 4096
         /// The initial map size in bytes.
-        public var initialMapSize: Int = 16 << 20
+        public var initialMapSize: Int = 1 << 30
         /// The largest map the environment may grow to (`nil`: no limit but the address space).
         public var maxMapSize: Int? = nil
         /// POSIX file mode for the data and lock files.
@@ -59,11 +59,12 @@ public final class Environment: @unchecked Sendable {
         self.env = raw
         self.path = path
         self.options = options
-        self.mapSize = options.initialMapSize
+        let initialSize = min(options.initialMapSize, options.maxMapSize ?? Int.max)
+        self.mapSize = initialSize
         do {
             try check(mdb_env_set_maxdbs(raw, MDB_dbi(options.maxTables)))
             try check(mdb_env_set_maxreaders(raw, UInt32(options.maxReaders)))
-            try check(mdb_env_set_mapsize(raw, options.initialMapSize))
+            try check(mdb_env_set_mapsize(raw, initialSize))
             // MDB_NOTLS: read transactions are not bound to the creating thread, so a
             // pooled read txn may be reset on one thread and renewed on another.
             var flags = UInt32(MDB_NOTLS)
@@ -235,8 +236,10 @@ public final class Environment: @unchecked Sendable {
         resizeLock.writeLock()
         defer { resizeLock.unlock() }
         let current = mapSize
-        // Double while small, then grow by 1 GiB steps: few growths, bounded waste.
-        var next = current < (1 << 30) ? current * 2 : current + (1 << 30)
+        // A growth rolls back and re-runs the write that hit the limit, so grow in big steps:
+        // ×4 up to 16 GiB, then by a quarter. The map is address space, not disk: without
+        // MDB_WRITEMAP the data file only grows as pages are written.
+        var next = current < (16 << 30) ? current * 4 : current + current / 4
         if let limit = options.maxMapSize {
             if current >= limit { throw LMDBError.mapFull }
             next = min(next, limit)

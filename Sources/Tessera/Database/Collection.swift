@@ -102,14 +102,26 @@ public final class Collection: @unchecked Sendable, CustomStringConvertible {
     /// - Throws: `.invalidJSON` with line and column, `.notAnObject`, `.reservedKey`, `.invalidDocumentID`.
     public func save(id: String, json: String) throws {
         try DocumentValidation.validateID(id)
-        let value: Value
-        do { value = try JSONReader.parse(Array(json.utf8)) } catch {
-            throw DatabaseError(.invalidJSON, "document '\(id)': \(error)", underlying: error)
+        // JSON text goes to the binary format in one pass, without building a Value.
+        var text = json
+        let body: [UInt8]
+        do {
+            body = try text.withUTF8 { try BinaryEncoder.encodeJSON(UnsafeRawBufferPointer($0)) }
+        } catch {
+            throw DatabaseError(.invalidJSON, "document '\(id)': \(error)", underlying: error as? JSONError)
         }
-        guard case .object(let o) = value else {
-            throw DatabaseError(.notAnObject, "document '\(id)': the body must be a JSON object, not \(value.typeName)")
+        try body.withUnsafeBytes { raw in
+            guard let root = BinaryValue.root(raw) else {
+                throw DatabaseError(.invalidJSON, "document '\(id)': the body could not be encoded")
+            }
+            guard root.kind == .object else {
+                throw DatabaseError(.notAnObject, "document '\(id)': the body must be a JSON object, not \(root.toValue().typeName)")
+            }
+            for k in DocumentValidation.reservedKeys where root.member(k) != nil {
+                throw DatabaseError(.reservedKey, "document '\(id)': top-level key '\(k)' is reserved")
+            }
         }
-        try save(id: id, properties: o)
+        _ = try write(id: id, body: body, deleting: false, expectedRevision: nil, checkConflict: false)
     }
 
     /// Saves a body given as a dictionary of values under `id`.

@@ -11,8 +11,9 @@ import Darwin
 public struct DatabaseConfiguration: Sendable {
     /// The directory that holds named databases (`Database(name:config:)`).
     public var directory: String
-    /// The initial size of the memory map; it grows by itself as needed.
-    public var initialMapSize: Int = 16 << 20
+    /// The initial size of the memory map (address space reserved, not disk used: the data
+    /// file grows only as pages are written); the map grows by itself beyond it.
+    public var initialMapSize: Int = 1 << 30
     /// The largest the database may grow to (nil: no limit but the disk and address space).
     public var maxSize: Int?
     /// POSIX mode of the database files.
