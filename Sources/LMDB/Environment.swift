@@ -77,6 +77,9 @@ public final class Environment: @unchecked Sendable {
             try check(mdb_env_info(raw, &info))
             self.mapSize = info.me_mapsize
         } catch {
+            // Every stored property is set, so deinit runs when this initializer throws:
+            // mark the environment closed so that it does not close `raw` a second time.
+            closed = true
             mdb_env_close(raw)
             throw error
         }
