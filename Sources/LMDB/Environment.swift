@@ -16,7 +16,8 @@ import Darwin
 /// write is run again. Callers never see `MDB_MAP_FULL` unless `maxMapSize` is reached.
 public final class Environment: @unchecked Sendable {
     // @unchecked Sendable: `env` is thread-safe per lmdb.h when used with MDB_NOTLS;
-    // `mapSize` and the reader pool are protected by `resizeLock` / `poolLock`.
+    // `mapSize` and the reader pool are protected by `resizeLock` / `poolLock`; per-thread
+    // hold counts live in thread-specific storage (`SharedHolds`).
 
     /// Options for opening an environment.
     public struct Options: Sendable {
@@ -78,6 +79,9 @@ public final class Environment: @unchecked Sendable {
             try check(mdb_env_info(raw, &info))
             self.mapSize = info.me_mapsize
         } catch {
+            // Every stored property is set, so deinit runs when this initializer throws:
+            // mark the environment closed so that it does not close `raw` a second time.
+            closed = true
             mdb_env_close(raw)
             throw error
         }
@@ -98,7 +102,7 @@ public final class Environment: @unchecked Sendable {
 
     /// The current map size in bytes.
     public var currentMapSize: Int {
-        resizeLock.readLock(); defer { resizeLock.unlock() }
+        lockShared(); defer { unlockShared() }
         return mapSize
     }
 
@@ -133,10 +137,8 @@ public final class Environment: @unchecked Sendable {
     ///
     /// Bytes handed out by the transaction are valid only inside `body`.
     public func read<R>(_ body: (Transaction) throws -> R) throws -> R {
-        resizeLock.readLock()
-        ReaderDepth.value += 1
-        defer { ReaderDepth.value -= 1; resizeLock.unlock() }
-        let raw = try acquireReader()
+        let raw = try lockAndAcquireReader()
+        defer { unlockShared() }
         var ok = false
         defer { releaseReader(raw, reusable: ok) }
         let txn = Transaction(raw: raw, readOnly: true)
@@ -146,19 +148,15 @@ public final class Environment: @unchecked Sendable {
         return result
     }
 
-    /// Begins a long-lived read transaction; it must be ended with `endRead(_:)`.
+    /// Begins a long-lived read transaction; it must be ended with `endRead(_:)` on the same thread.
     ///
-    /// Used by lazy result sets that outlive a closure. While it is open the map cannot grow.
+    /// Used by lazy result sets that outlive a closure. While it is open the map cannot grow:
+    /// a write on another thread that needs more room waits for it to end, and a write on
+    /// this thread that needs more room fails with `LMDBError.mapFull` (instead of waiting
+    /// for itself forever).
     public func beginRead() throws -> Transaction {
-        resizeLock.readLock()
-        do {
-            let raw = try acquireReader()
-            ReaderDepth.value += 1
-            return Transaction(raw: raw, readOnly: true)
-        } catch {
-            resizeLock.unlock()
-            throw error
-        }
+        let raw = try lockAndAcquireReader()
+        return Transaction(raw: raw, readOnly: true)
     }
 
     /// Ends a transaction started by `beginRead()`.
@@ -166,8 +164,7 @@ public final class Environment: @unchecked Sendable {
         guard let raw = txn.raw else { return }
         txn.invalidate()
         releaseReader(raw, reusable: true)
-        ReaderDepth.value -= 1
-        resizeLock.unlock()
+        unlockShared()
     }
 
     /// Runs `body` in the write transaction; returning commits, throwing aborts.
@@ -183,56 +180,56 @@ public final class Environment: @unchecked Sendable {
         // rolled back and run again for lack of space.
         // Not while this thread holds a read snapshot (an open result set): growing waits for
         // every reader of the process, so it would wait for itself.
-        if ReaderDepth.value == 0, usedBytes > currentMapSize / 2 { try? grow() }
+        if !holdsShared, usedBytes > currentMapSize / 2 { try? grow() }
         while true {
             var needGrow = false
+            var resized = false
             do {
-                resizeLock.readLock()
-                defer { resizeLock.unlock() }
+                lockShared()
+                defer { unlockShared() }
                 var raw: OpaquePointer?
-                var rc = mdb_txn_begin(env, nil, 0, &raw)
+                let rc = mdb_txn_begin(env, nil, 0, &raw)
                 if rc == MDB_MAP_RESIZED {
-                    // Another process grew the map: adopt its size (no txn of ours is active
-                    // that uses the old size — we hold only the shared lock, so upgrade first).
-                    resizeLock.unlock()
-                    adoptExternalSize()
-                    resizeLock.readLock()
-                    rc = mdb_txn_begin(env, nil, 0, &raw)
-                }
-                try check(rc)
-                let txn = Transaction(raw: raw!, readOnly: false)
-                do {
-                    let result = try body(txn)
-                    txn.invalidate()
-                    try check(mdb_txn_commit(raw))
-                    return result
-                } catch {
-                    if txn.raw != nil { txn.invalidate(); mdb_txn_abort(raw) }
-                    // A put that hit MDB_MAP_FULL may have been wrapped in another error by
-                    // the caller: the transaction's own flag is what decides.
-                    if txn.sawMapFull || LMDBError.mapFull ~= error { needGrow = true } else { throw error }
+                    // Another process grew the map: adopt its size under the exclusive lock.
+                    resized = true
+                } else {
+                    try check(rc)
+                    let txn = Transaction(raw: raw!, readOnly: false)
+                    do {
+                        let result = try body(txn)
+                        txn.invalidate()
+                        try check(mdb_txn_commit(raw))
+                        return result
+                    } catch {
+                        if txn.raw != nil { txn.invalidate(); mdb_txn_abort(raw) }
+                        // A put that hit MDB_MAP_FULL may have been wrapped in another error by
+                        // the caller: the transaction's own flag is what decides.
+                        if txn.sawMapFull || LMDBError.mapFull ~= error { needGrow = true } else { throw error }
+                    }
                 }
             }
-            if needGrow {
-                // Growing must wait for every read snapshot of the process; one held by this
-                // very thread (an open result set iterated while writing) would never end.
-                if ReaderDepth.value > 0 { throw LMDBError.mapFull }
-                try grow()
-            }
+            if resized { try adoptExternalSize() }
+            if needGrow { try grow() }
         }
     }
 
-    private func adoptExternalSize() {
+    /// Remaps at the size another process gave the file. Needs the exclusive lock.
+    private func adoptExternalSize() throws {
+        // This thread's own snapshot would make the exclusive lock wait for itself.
+        if holdsShared { throw LMDBError.mapResized }
         resizeLock.writeLock()
         defer { resizeLock.unlock() }
         drainPool()
-        mdb_env_set_mapsize(env, 0)
+        try check(mdb_env_set_mapsize(env, 0))
         var info = MDB_envinfo()
         mdb_env_info(env, &info)
         mapSize = info.me_mapsize
     }
 
     private func grow() throws {
+        // This thread's own snapshot (an open lazy result set) would make the exclusive lock
+        // wait for itself: fail the write instead.
+        if holdsShared { throw LMDBError.mapFull }
         resizeLock.writeLock()
         defer { resizeLock.unlock() }
         let current = mapSize
@@ -253,6 +250,40 @@ public final class Environment: @unchecked Sendable {
         mapSize = info.me_mapsize
     }
 
+    // MARK: - The resize lock, per thread
+
+    // Every transaction holds `resizeLock` shared; remapping (growth, or adopting another
+    // process's size) holds it exclusively. The lock prefers writers, so a stream of readers
+    // cannot starve growth; a thread therefore takes it shared only once, however many
+    // snapshots it nests (a read inside a lazy result set's loop), since a second shared
+    // acquisition would queue behind a waiting remap that waits for the first.
+
+    private var holdsShared: Bool { SharedHolds.count(self) > 0 }
+
+    private func lockShared() {
+        if SharedHolds.adjust(self, by: 1) == 1 { resizeLock.readLock() }
+    }
+
+    private func unlockShared() {
+        if SharedHolds.adjust(self, by: -1) == 0 { resizeLock.unlock() }
+    }
+
+    /// Takes the shared lock and a reader; remaps first if another process grew the file.
+    private func lockAndAcquireReader() throws -> OpaquePointer {
+        while true {
+            lockShared()
+            do {
+                return try acquireReader()
+            } catch LMDBError.mapResized {
+                unlockShared()
+                try adoptExternalSize()
+            } catch {
+                unlockShared()
+                throw error
+            }
+        }
+    }
+
     // MARK: - Reader pool
 
     private func acquireReader() throws -> OpaquePointer {
@@ -266,15 +297,10 @@ public final class Environment: @unchecked Sendable {
             if rc != MDB_MAP_RESIZED { throw LMDBError(code: rc) }
         }
         var raw: OpaquePointer?
-        var rc = mdb_txn_begin(env, nil, UInt32(MDB_RDONLY), &raw)
-        if rc == MDB_MAP_RESIZED {
-            // lmdb.h: after another process grew the map, call mdb_env_set_mapsize(env, 0).
-            // We hold the shared lock, so other readers of ours may be active; LMDB allows
-            // adopting the new size here because the data file only grew.
-            mdb_env_set_mapsize(env, 0)
-            rc = mdb_txn_begin(env, nil, UInt32(MDB_RDONLY), &raw)
-        }
-        try check(rc)
+        // MDB_MAP_RESIZED (another process grew the file past our map) is thrown: lmdb.h
+        // requires mdb_env_set_mapsize(env, 0) with no transaction of this process active,
+        // which only the exclusive lock guarantees.
+        try check(mdb_txn_begin(env, nil, UInt32(MDB_RDONLY), &raw))
         return raw!
     }
 
@@ -300,16 +326,45 @@ public final class Environment: @unchecked Sendable {
     }
 }
 
-/// How many read snapshots the calling thread holds (see `Environment.write`).
-enum ReaderDepth {
+/// How many times the calling thread holds each environment's resize lock shared.
+enum SharedHolds {
+    /// Per-thread list of (environment, count); nearly always empty or one entry.
+    final class Counts {
+        var entries: [(ObjectIdentifier, Int)] = []
+    }
+
     static let key: pthread_key_t = {
         var k = pthread_key_t()
-        pthread_key_create(&k, nil)
+        pthread_key_create(&k) { p in
+            guard let p else { return }
+            Unmanaged<Counts>.fromOpaque(p).release()
+        }
         return k
     }()
-    static var value: Int {
-        get { Int(bitPattern: pthread_getspecific(key)) }
-        set { pthread_setspecific(key, UnsafeRawPointer(bitPattern: newValue)) }
+
+    static var counts: Counts {
+        if let p = pthread_getspecific(key) { return Unmanaged<Counts>.fromOpaque(p).takeUnretainedValue() }
+        let c = Counts()
+        pthread_setspecific(key, Unmanaged.passRetained(c).toOpaque())
+        return c
+    }
+
+    static func count(_ env: Environment) -> Int {
+        let id = ObjectIdentifier(env)
+        return counts.entries.first { $0.0 == id }?.1 ?? 0
+    }
+
+    /// Adds `delta` to the calling thread's count for `env` and returns the new count.
+    static func adjust(_ env: Environment, by delta: Int) -> Int {
+        let c = counts
+        let id = ObjectIdentifier(env)
+        if let i = c.entries.firstIndex(where: { $0.0 == id }) {
+            let n = c.entries[i].1 + delta
+            if n == 0 { c.entries.remove(at: i) } else { c.entries[i].1 = n }
+            return n
+        }
+        c.entries.append((id, delta))
+        return delta
     }
 }
 

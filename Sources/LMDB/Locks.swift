@@ -5,6 +5,10 @@ import Darwin
 #endif
 
 /// A reader-writer lock over `pthread_rwlock_t` (heap-allocated so its address is stable).
+///
+/// A waiting writer goes before readers that arrive after it (glibc's default prefers
+/// readers, which lets a steady stream of readers starve a writer forever). So a thread
+/// must not take the read lock twice: a writer queued in between would deadlock it.
 @usableFromInline
 final class RWLock: @unchecked Sendable {
     // @unchecked Sendable: the pthread lock is itself the synchronisation.
@@ -13,7 +17,13 @@ final class RWLock: @unchecked Sendable {
     init() {
         lock = .allocate(capacity: 1)
         lock.initialize(to: pthread_rwlock_t())
-        pthread_rwlock_init(lock, nil)
+        var attr = pthread_rwlockattr_t()
+        pthread_rwlockattr_init(&attr)
+        #if canImport(Glibc)
+        pthread_rwlockattr_setkind_np(&attr, Int32(PTHREAD_RWLOCK_PREFER_WRITER_NONRECURSIVE_NP))
+        #endif
+        pthread_rwlock_init(lock, &attr)
+        pthread_rwlockattr_destroy(&attr)
     }
 
     deinit {

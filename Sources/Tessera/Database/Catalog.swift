@@ -116,8 +116,8 @@ struct Catalog: Sendable {
     }
 
     static func openCollection(_ key: CollectionKey, txn: Transaction, definitions: [IndexDefinition]) throws -> CollectionStore {
-        let docs = try txn.openTable(docTableName(key), create: true)!
-        let seq = try txn.openTable(seqTableName(key), create: true)!
+        let docs = try txn.createTable(docTableName(key))
+        let seq = try txn.createTable(seqTableName(key))
         var indexes: [IndexStore] = []
         for def in definitions {
             indexes.append(try IndexStore.open(def, collection: key, txn: txn))
@@ -136,6 +136,20 @@ struct Catalog: Sendable {
         }
         let text = JSONWriter.string(.object(["collections": .array(list)]))
         try txn.put(meta, key: Array("catalog".utf8), value: Array(text.utf8))
+    }
+}
+
+extension Transaction {
+    /// Opens (creating) the table of a collection or index. LMDB's table limit
+    /// (`Environment.Options.maxTables`) becomes `.limitReached` instead of a storage error.
+    func createTable(_ name: String) throws -> Table {
+        do {
+            return try openTable(name, create: true)!
+        } catch LMDBError.dbsFull {
+            let limit = Environment.Options().maxTables
+            throw DatabaseError(.limitReached, "cannot create table '\(name)': a database holds at most \(limit) tables "
+                + "(2 per collection, 1 per value or array index, 2 per full-text index: about \((limit - 3) / 2) collections)")
+        }
     }
 }
 

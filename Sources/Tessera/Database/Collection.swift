@@ -257,5 +257,26 @@ enum DocumentValidation {
         for k in body.keys where reservedKeys.contains(k) {
             throw DatabaseError(.reservedKey, "document '\(id)': top-level key '\(k)' is reserved")
         }
+        // The body object is level 1; JSON text is held to the same limit by JSONReader.
+        for v in body.values where !withinDepth(v, levelsLeft: JSONReader.defaultMaxDepth - 1) {
+            throw DatabaseError(.tooDeep, "document '\(id)': arrays and objects are nested deeper than \(JSONReader.defaultMaxDepth) levels")
+        }
+    }
+
+    /// True if `value` has at most `levelsLeft` levels of nested arrays and objects
+    /// (recursion stops at the limit, so it is bounded whatever the value).
+    static func withinDepth(_ value: Value, levelsLeft: Int) -> Bool {
+        switch value {
+        case .array(let a):
+            guard levelsLeft > 0 else { return false }
+            for e in a where !withinDepth(e, levelsLeft: levelsLeft - 1) { return false }
+            return true
+        case .object(let o):
+            guard levelsLeft > 0 else { return false }
+            for e in o.values where !withinDepth(e, levelsLeft: levelsLeft - 1) { return false }
+            return true
+        default:
+            return true
+        }
     }
 }

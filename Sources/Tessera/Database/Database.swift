@@ -252,7 +252,11 @@ public final class Database: @unchecked Sendable {
 
     /// Creates the collection `name` in `scope` (default `_default`), or returns it if it exists.
     ///
-    /// - Throws: `.invalidName` if a name breaks the rules of SPEC §1.3.
+    /// A database holds at most 4,096 LMDB tables: each collection uses 2, each value or
+    /// array index 1 and each full-text index 2 (about 2,046 collections without indexes).
+    ///
+    /// - Throws: `.invalidName` if a name breaks the rules of SPEC §1.3; `.limitReached` when
+    ///   the table limit is reached (nothing is created).
     @discardableResult
     public func createCollection(name: String, scope: String? = nil) throws -> Collection {
         let key = try CollectionKey(scope: scope ?? CollectionKey.defaultName, name: name, validate: true)

@@ -32,6 +32,9 @@ public struct DatabaseError: Error, Sendable, CustomStringConvertible {
         case invalidIndex
         /// Nesting is deeper than the documented limit.
         case tooDeep
+        /// A documented limit of the database was reached: too many collections and indexes
+        /// (LMDB tables, see `Database.createCollection(name:scope:)`).
+        case limitReached
         /// The storage layer failed (disk full, I/O error, map limit reached).
         case storage
         /// Data in the file is damaged.

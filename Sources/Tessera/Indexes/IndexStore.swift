@@ -46,10 +46,10 @@ final class IndexStore: @unchecked Sendable {
 
     static func open(_ def: IndexDefinition, collection: CollectionKey, txn: Transaction) throws -> IndexStore {
         let compiled = try IndexCompiler.compile(def, collection: collection)
-        let table = try txn.openTable(tableName(collection, def.name), create: true)!
+        let table = try txn.createTable(tableName(collection, def.name))
         var stats: Table? = nil
         if def.type == .fullText {
-            stats = try txn.openTable(tableName(collection, def.name) + ":stats", create: true)!
+            stats = try txn.createTable(tableName(collection, def.name) + ":stats")
         }
         return IndexStore(definition: def, collection: collection, table: table, statsTable: stats, compiled: compiled)
     }
