@@ -1,0 +1,122 @@
+/// Command-line options of `tessera-bench`.
+struct Options: Sendable {
+    /// Number of documents.
+    var n = 100_000
+    /// Data and parameter seed.
+    var seed: UInt64 = 42
+    /// Small N and few repetitions, for CI.
+    var quick = false
+    /// Print the results as JSON instead of a table.
+    var json = false
+    /// Repetitions of each query workload (median reported).
+    var reps = 5
+    /// Repetitions of bulk loads, updates and index creation.
+    var writeReps = 3
+    /// Where the databases go (a fresh subdirectory is created and removed).
+    var directory: String?
+    /// Workload groups to run (nil: all): load, index, size, get, query, fts, update.
+    var only: Set<String>?
+    /// Print EXPLAIN output of both engines' queries.
+    var explain = false
+    /// Keep the databases afterwards.
+    var keep = false
+    /// Engines to run (a single engine skips ratios and cross-checks; for profiling).
+    var engines: Set<String> = ["tessera", "sqlite"]
+    /// Progress lines on stderr.
+    var verbose = true
+
+    static let groups: Set<String> = ["load", "index", "size", "get", "query", "fts", "update"]
+
+    static let usage = """
+        usage: tessera-bench [--n N] [--seed S] [--quick] [--json] [--reps R] [--write-reps R]
+                             [--dir DIR] [--only GROUP,...] [--engine tessera|sqlite] [--explain] [--keep] [--silent]
+
+          Loads the same generated hotel-like documents into Tessera and into SQLite configured
+          the way Couchbase Lite uses it, runs the same workloads on both and prints, per workload,
+          the median time of each engine and the ratio SQLite/Tessera (higher is better for Tessera).
+
+          --n N           documents (default 100000)
+          --seed S        data and parameter seed (default 42)
+          --quick         N=2000 and 2 repetitions (a few seconds; for CI)
+          --json          JSON output
+          --reps R        repetitions of query workloads (default 5)
+          --write-reps R  repetitions of loads, updates and index creation (default 3)
+          --dir DIR       directory for the databases (default: a new directory in $TMPDIR or /tmp)
+          --only G,...    groups: load, index, size, get, query, fts, update
+          --engine E      run one engine only (no ratios or cross-checks; for profiling)
+          --explain       print both engines' query plans
+          --keep          keep the databases
+          --silent        no progress lines on stderr
+
+        Exit status: 0 ok; 1 when the engines disagree on a row count (or an error); 2 usage error.
+        """
+
+    /// Parses `args` (without the program name).
+    static func parse(_ args: [String]) throws(UsageError) -> Options {
+        var o = Options()
+        var nGiven = false
+        var repsGiven = false
+        var writeRepsGiven = false
+        var i = 0
+        func value(_ name: String) throws(UsageError) -> String {
+            i += 1
+            guard i < args.count else { throw UsageError("\(name) needs a value") }
+            return args[i]
+        }
+        func integer(_ name: String, min: Int) throws(UsageError) -> Int {
+            let s = try value(name)
+            guard let v = Int(s.replacingUnderscores()), v >= min else { throw UsageError("\(name): '\(s)' is not an integer ≥ \(min)") }
+            return v
+        }
+        while i < args.count {
+            let a = args[i]
+            switch a {
+            case "--n", "-n": o.n = try integer(a, min: 10); nGiven = true
+            case "--seed": o.seed = UInt64(try integer(a, min: 0))
+            case "--quick": o.quick = true
+            case "--json": o.json = true
+            case "--reps": o.reps = try integer(a, min: 1); repsGiven = true
+            case "--write-reps": o.writeReps = try integer(a, min: 1); writeRepsGiven = true
+            case "--dir": o.directory = try value(a)
+            case "--only":
+                let groups = Set(try value(a).split(separator: ",").map { String($0) })
+                if let bad = groups.first(where: { !Options.groups.contains($0) }) {
+                    throw UsageError("--only: unknown group '\(bad)' (groups: \(Options.groups.sorted().joined(separator: ", ")))")
+                }
+                o.only = groups
+            case "--engine":
+                let e = try value(a)
+                guard e == "tessera" || e == "sqlite" else { throw UsageError("--engine: tessera or sqlite") }
+                o.engines = [e]
+            case "--explain": o.explain = true
+            case "--keep": o.keep = true
+            case "--silent": o.verbose = false
+            case "--help", "-h": throw UsageError(nil)
+            default: throw UsageError("unknown option '\(a)'")
+            }
+            i += 1
+        }
+        if o.quick {
+            if !nGiven { o.n = 2_000 }
+            if !repsGiven { o.reps = 2 }
+            if !writeRepsGiven { o.writeReps = 2 }
+        }
+        return o
+    }
+
+    /// True if group `g` runs.
+    func runs(_ g: String) -> Bool { only?.contains(g) ?? true }
+
+    /// True if both engines run (ratios and cross-checks).
+    var comparing: Bool { engines.count == 2 }
+}
+
+/// A command-line mistake (nil message: just print the usage).
+struct UsageError: Error {
+    var message: String?
+    init(_ message: String?) { self.message = message }
+}
+
+extension String {
+    fileprivate func replacingUnderscores() -> String { String(filter { $0 != "_" && $0 != "," }) }
+}
