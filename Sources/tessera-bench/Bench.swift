@@ -163,17 +163,17 @@ final class Bench {
         // 1. Bulk load without indexes; the last pair stays for sizes and index creation.
         var plainT: TesseraSide?
         var plainS: SQLiteSide?
-        let needPlain = o.runs("load") || o.runs("index") || o.runs("size")
+        let needPlain = o.runs("load.noindex") || o.runs("index") || o.runs("size.noindex")
         if needPlain {
             let m = Measurement(key: "load.noindex", title: "bulk load, no indexes", ops: n, perOp: false,
                                 target: Target(minRatio: 1.0, label: "≥ 1.0"))
-            try measure(m, reps: o.runs("load") ? o.writeReps : 1,
+            try measure(m, reps: o.runs("load.noindex") ? o.writeReps : 1,
                         tessera: EngineRun(setup: { plainT = nil; plainT = try TesseraSide(path: self.root + "/plain.tessera") },
                                            run: { Outcome(rows: try plainT!.load(self.documents)) }),
                         sqlite: EngineRun(setup: { plainS = nil; plainS = try SQLiteSide(path: self.root + "/plain.sqlite") },
                                           run: { Outcome(rows: try plainS!.load(self.documents)) }))
-            if !o.runs("load") { results.removeLast() }
-            if o.runs("size") {
+            if !o.runs("load.noindex") { results.removeLast() }
+            if o.runs("size.noindex") {
                 var sz = Measurement(key: "size.noindex", title: "database size, no indexes", ops: n, perOp: false,
                                      target: Target(minRatio: 1 / 1.2, label: "≤ 1.2× SQLite"))
                 sz.tesseraBytes = plainT?.sizeBytes
@@ -190,7 +190,7 @@ final class Bench {
                 ("index.array", "create array index (likes)", TesseraSide.arrayIndex, { try $0.createArrayIndex() }, { try $0.dropArrayIndex() }),
                 ("index.fulltext", "create full-text index (FTS4)", TesseraSide.fullTextIndex, { try $0.createFTS4Index() }, { try $0.dropFTS4Index() }),
             ]
-            for (key, title, tIndex, sCreate, sDrop) in kinds {
+            for (key, title, tIndex, sCreate, sDrop) in kinds where o.runs(key) {
                 try measure(Measurement(key: key, title: title, ops: n, perOp: false, target: nil), reps: o.writeReps,
                             tessera: EngineRun(run: { try plainT!.create(tIndex); return Outcome(rows: 0) },
                                                teardown: { try plainT!.delete(tIndex) }),
@@ -208,11 +208,11 @@ final class Bench {
         // 3. Bulk load with all indexes; the last pair serves the queries and updates.
         var tq: TesseraSide?
         var sq: SQLiteSide?
-        let needIndexed = o.runs("load") || o.runs("size") || o.runs("get") || o.runs("query") || o.runs("fts") || o.runs("update")
+        let needIndexed = o.runs("load.indexed") || o.runs("size.indexed") || o.runs("get") || o.runs("query") || o.runs("fts") || o.runs("update")
         guard needIndexed else { return }
         let loadIndexed = Measurement(key: "load.indexed", title: "bulk load, all indexes", ops: n, perOp: false,
                                       target: Target(minRatio: 5, label: "≥ 5"))
-        try measure(loadIndexed, reps: o.runs("load") ? o.writeReps : 1,
+        try measure(loadIndexed, reps: o.runs("load.indexed") ? o.writeReps : 1,
                     tessera: EngineRun(setup: {
                         if let old = tq { try old.destroy() }
                         tq = try TesseraSide(path: self.root + "/indexed.tessera")
@@ -223,8 +223,8 @@ final class Bench {
                         sq = try SQLiteSide(path: self.root + "/indexed.sqlite")
                         try sq!.createAllIndexes()
                     }, run: { Outcome(rows: try sq!.load(self.documents)) }))
-        if !o.runs("load") { results.removeLast() }
-        if o.runs("size") {
+        if !o.runs("load.indexed") { results.removeLast() }
+        if o.runs("size.indexed") {
             var sz = Measurement(key: "size.indexed", title: "database size, all indexes", ops: n, perOp: false,
                                  target: Target(minRatio: 1 / 1.2, label: "≤ 1.2× SQLite"))
             sz.tesseraBytes = tq?.sizeBytes
@@ -276,29 +276,35 @@ final class Bench {
     private func queries(_ tq: TesseraSide?, _ sq: SQLiteSide?) throws {
         let o = options
         let p = parameters
-        if o.runs("get") {
+        if o.runs("get.point") {
             try measure(Measurement(key: "get.point", title: "point get (random IDs)", ops: p.pointIDs.count, perOp: true,
                                     target: Target(minRatio: 2, label: "≥ 2")),
                         reps: o.reps, warmup: true,
                         tessera: EngineRun(run: { Outcome(rows: try tq!.pointGets(p.pointIDs)) }),
                         sqlite: EngineRun(run: { Outcome(rows: try sq!.pointGets(p.pointIDs)) }))
         }
-        if o.runs("query") {
+        if o.runs("query.equality") {
             try measure(Measurement(key: "query.equality", title: "indexed equality (city = ?)", ops: p.cities.count, perOp: true,
                                     target: Target(minRatio: 1.3, label: "≥ 1.3")),
                         reps: o.reps, warmup: true,
                         tessera: EngineRun(run: { let r = try tq!.equality(p.cities); return Outcome(rows: r.rows, checksum: r.checksum) }),
                         sqlite: EngineRun(run: { let r = try sq!.equality(p.cities); return Outcome(rows: r.rows, checksum: r.checksum) }))
+        }
+        if o.runs("query.range") {
             try measure(Measurement(key: "query.range", title: "range + ORDER BY + LIMIT 20", ops: p.ranges.count, perOp: true,
                                     target: Target(minRatio: 1.5, label: "≥ 1.5")),
                         reps: o.reps, warmup: true,
                         tessera: EngineRun(run: { let r = try tq!.range(p.ranges); return Outcome(rows: r.rows, checksum: r.checksum) }),
                         sqlite: EngineRun(run: { let r = try sq!.range(p.ranges); return Outcome(rows: r.rows, checksum: r.checksum) }))
+        }
+        if o.runs("query.unnest") {
             try measure(Measurement(key: "query.unnest", title: "UNNEST = tag (array index)", ops: p.tags.count, perOp: true,
                                     target: Target(minRatio: 1.0, label: "≥ 1.0")),
                         reps: o.reps, warmup: true,
                         tessera: EngineRun(run: { Outcome(rows: try tq!.unnest(p.tags)) }),
                         sqlite: EngineRun(run: { Outcome(rows: try sq!.unnest(p.tags)) }))
+        }
+        if o.runs("query.scan") {
             try measure(Measurement(key: "query.scan", title: "full scan, 2 predicates", ops: p.scans.count, perOp: true,
                                     target: Target(minRatio: 5, label: "≥ 5")),
                         reps: o.reps, warmup: true,
@@ -314,7 +320,7 @@ final class Bench {
             let sets: [(String, String, [String])] = [
                 ("term", "1 term", p.ftsTerm), ("and", "2 terms AND", p.ftsAnd), ("phrase", "phrase", p.ftsPhrase),
             ]
-            for (key, title, queries) in sets {
+            for (key, title, queries) in sets where o.runs("fts." + key) {
                 // Every query must match the same documents in all three indexes (untimed).
                 var matches = 0
                 var overlap4 = 0

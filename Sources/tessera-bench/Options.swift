@@ -14,7 +14,7 @@ struct Options: Sendable {
     var writeReps = 3
     /// Where the databases go (a fresh subdirectory is created and removed).
     var directory: String?
-    /// Workload groups to run (nil: all): load, index, size, get, query, fts, update.
+    /// Key prefixes of the workloads to run (nil: all).
     var only: Set<String>?
     /// Print EXPLAIN output of both engines' queries.
     var explain = false
@@ -25,7 +25,10 @@ struct Options: Sendable {
     /// Progress lines on stderr.
     var verbose = true
 
-    static let groups: Set<String> = ["load", "index", "size", "get", "query", "fts", "update"]
+    /// Workload keys; `--only` takes any prefixes of them (groups: load, index, size, get, query, fts, update).
+    static let workloadKeys = ["load.noindex", "size.noindex", "index.value", "index.partial", "index.array", "index.fulltext",
+                               "load.indexed", "size.indexed", "get.point", "query.equality", "query.range", "query.unnest",
+                               "query.scan", "fts.term", "fts.and", "fts.phrase", "update.indexed"]
 
     static let usage = """
         usage: tessera-bench [--n N] [--seed S] [--quick] [--json] [--reps R] [--write-reps R]
@@ -42,7 +45,8 @@ struct Options: Sendable {
           --reps R        repetitions of query workloads (default 5)
           --write-reps R  repetitions of loads, updates and index creation (default 3)
           --dir DIR       directory for the databases (default: a new directory in $TMPDIR or /tmp)
-          --only G,...    groups: load, index, size, get, query, fts, update
+          --only K,...    workloads by key prefix: load, index, size, get, query, fts, update,
+                          or keys such as load.noindex, query.unnest, fts.and
           --engine E      run one engine only (no ratios or cross-checks; for profiling)
           --explain       print both engines' query plans
           --keep          keep the databases
@@ -80,8 +84,8 @@ struct Options: Sendable {
             case "--dir": o.directory = try value(a)
             case "--only":
                 let groups = Set(try value(a).split(separator: ",").map { String($0) })
-                if let bad = groups.first(where: { !Options.groups.contains($0) }) {
-                    throw UsageError("--only: unknown group '\(bad)' (groups: \(Options.groups.sorted().joined(separator: ", ")))")
+                if let bad = groups.first(where: { g in !Options.workloadKeys.contains { $0.hasPrefix(g) } }) {
+                    throw UsageError("--only: '\(bad)' names no workload (keys: \(Options.workloadKeys.joined(separator: ", ")))")
                 }
                 o.only = groups
             case "--engine":
@@ -104,8 +108,11 @@ struct Options: Sendable {
         return o
     }
 
-    /// True if group `g` runs.
-    func runs(_ g: String) -> Bool { only?.contains(g) ?? true }
+    /// True if workload `key` runs, or for a group (`query`), any of its workloads.
+    func runs(_ key: String) -> Bool {
+        guard let only else { return true }
+        return only.contains { key.hasPrefix($0) || $0.hasPrefix(key) }
+    }
 
     /// True if both engines run (ratios and cross-checks).
     var comparing: Bool { engines.count == 2 }
