@@ -8,6 +8,8 @@ struct Options: Sendable {
     var quick = false
     /// Print the results as JSON instead of a table.
     var json = false
+    /// Also write the JSON results to this file.
+    var jsonFile: String?
     /// Repetitions of each query workload (median reported).
     var reps = 5
     /// Repetitions of bulk loads, updates and index creation.
@@ -22,6 +24,10 @@ struct Options: Sendable {
     var keep = false
     /// Engines to run (a single engine skips ratios and cross-checks; for profiling).
     var engines: Set<String> = ["tessera", "sqlite"]
+    /// Tessera's initial map size in bytes (nil: the default configuration).
+    var tesseraMapSize: Int?
+    /// Tessera without fsync on commit (`DatabaseConfiguration.noSync`).
+    var tesseraNoSync = false
     /// Progress lines on stderr.
     var verbose = true
 
@@ -31,8 +37,9 @@ struct Options: Sendable {
                                "query.scan", "fts.term", "fts.and", "fts.phrase", "update.indexed"]
 
     static let usage = """
-        usage: tessera-bench [--n N] [--seed S] [--quick] [--json] [--reps R] [--write-reps R]
-                             [--dir DIR] [--only GROUP,...] [--engine tessera|sqlite] [--explain] [--keep] [--silent]
+        usage: tessera-bench [--n N] [--seed S] [--quick] [--json] [--json-file F] [--reps R] [--write-reps R]
+                             [--dir DIR] [--only KEY,...] [--engine tessera|sqlite] [--map-size MB] [--nosync]
+                             [--explain] [--keep] [--silent]
 
           Loads the same generated hotel-like documents into Tessera and into SQLite configured
           the way Couchbase Lite uses it, runs the same workloads on both and prints, per workload,
@@ -42,12 +49,15 @@ struct Options: Sendable {
           --seed S        data and parameter seed (default 42)
           --quick         N=2000 and 2 repetitions (a few seconds; for CI)
           --json          JSON output
+          --json-file F   also write the JSON output to file F
           --reps R        repetitions of query workloads (default 5)
           --write-reps R  repetitions of loads, updates and index creation (default 3)
           --dir DIR       directory for the databases (default: a new directory in $TMPDIR or /tmp)
           --only K,...    workloads by key prefix: load, index, size, get, query, fts, update,
                           or keys such as load.noindex, query.unnest, fts.and
           --engine E      run one engine only (no ratios or cross-checks; for profiling)
+          --map-size MB   Tessera's initial map size (default: the default configuration, 16 MiB, growing)
+          --nosync        Tessera without fsync on commit (default: durable commits)
           --explain       print both engines' query plans
           --keep          keep the databases
           --silent        no progress lines on stderr
@@ -79,6 +89,7 @@ struct Options: Sendable {
             case "--seed": o.seed = UInt64(try integer(a, min: 0))
             case "--quick": o.quick = true
             case "--json": o.json = true
+            case "--json-file": o.jsonFile = try value(a)
             case "--reps": o.reps = try integer(a, min: 1); repsGiven = true
             case "--write-reps": o.writeReps = try integer(a, min: 1); writeRepsGiven = true
             case "--dir": o.directory = try value(a)
@@ -92,6 +103,8 @@ struct Options: Sendable {
                 let e = try value(a)
                 guard e == "tessera" || e == "sqlite" else { throw UsageError("--engine: tessera or sqlite") }
                 o.engines = [e]
+            case "--map-size": o.tesseraMapSize = try integer(a, min: 1) << 20
+            case "--nosync": o.tesseraNoSync = true
             case "--explain": o.explain = true
             case "--keep": o.keep = true
             case "--silent": o.verbose = false

@@ -88,6 +88,7 @@ struct Report {
         var out = ""
         out += "tessera-bench: N=\(options.n) seed=\(options.seed) reps: queries \(options.reps), writes \(options.writeReps)"
         out += " | \(machine.cpus) CPUs, \(machine.cpuModel), SQLite \(machine.sqliteVersion)\n"
+        out += "Tessera: \(tesseraConfiguration); SQLite: Couchbase Lite's configuration (WAL, synchronous=normal)\n"
         out += "times: median per operation for queries (per repetition for loads, updates, index creation);"
         out += " ratio = SQLite / Tessera, higher is better for Tessera\n\n"
         let header = [pad("workload", 44), pad("ops", 7, right: true), pad("Tessera", 11, right: true),
@@ -127,6 +128,14 @@ struct Report {
         return out
     }
 
+    /// How Tessera's databases were opened.
+    var tesseraConfiguration: String {
+        var parts: [String] = []
+        if let m = options.tesseraMapSize { parts.append("initial map \(m >> 20) MiB") }
+        if options.tesseraNoSync { parts.append("noSync") }
+        return parts.isEmpty ? "default DatabaseConfiguration" : parts.joined(separator: ", ")
+    }
+
     var json: String {
         var w = JSONTextBuilder()
         w.open()
@@ -134,6 +143,7 @@ struct Report {
         w.key("seed"); w.int(Int(truncatingIfNeeded: options.seed))
         w.key("reps"); w.int(options.reps)
         w.key("writeReps"); w.int(options.writeReps)
+        w.key("tesseraConfiguration"); w.string(tesseraConfiguration)
         w.key("machine"); w.open()
         w.key("cpus"); w.int(machine.cpus)
         w.key("cpuModel"); w.string(machine.cpuModel)

@@ -10,11 +10,15 @@ final class TesseraSide {
     let docs: Collection
     private var queries: [String: Query] = [:]
 
-    /// Removes any database at `path` and creates an empty one (default configuration).
-    init(path: String) throws {
+    /// Removes any database at `path` and creates an empty one (default configuration unless
+    /// `mapSize` or `noSync` say otherwise).
+    init(path: String, mapSize: Int? = nil, noSync: Bool = false) throws {
         try Database.delete(path: path)
         self.path = path
-        db = try Database(path: path)
+        var config = DatabaseConfiguration()
+        if let mapSize { config.initialMapSize = mapSize }
+        config.noSync = noSync
+        db = try Database(path: path, configuration: config)
         docs = try db.createCollection(name: "docs")
     }
 

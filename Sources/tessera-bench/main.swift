@@ -27,6 +27,11 @@ do {
     let report = Report(options: options, machine: .current(), results: b.results, mismatches: b.mismatches,
                         notes: b.notes, explain: b.explainText)
     writeOutput(options.json ? report.json : report.text)
+    if let file = options.jsonFile {
+        guard let f = fopen(file, "w") else { throw BenchError("cannot write '\(file)'") }
+        fputs(report.json, f)
+        fclose(f)
+    }
     b.cleanUp()
     if !b.mismatches.isEmpty {
         writeError("\n*** tessera-bench: ROW COUNTS DIFFER BETWEEN TESSERA AND SQLITE (\(b.mismatches.count) workloads) ***\n")
