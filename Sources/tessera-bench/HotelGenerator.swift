@@ -204,9 +204,6 @@ struct HotelGenerator: Sendable {
         return original
     }
 
-    /// The type of document `i` without generating it.
-    func type(of i: Int) -> String { document(i).type }
-
     /// A word of Zipf rank `rank` (0 = most frequent).
     func word(rank: Int) -> String { vocabulary[rank] }
 

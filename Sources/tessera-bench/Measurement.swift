@@ -45,8 +45,6 @@ struct Measurement: Sendable {
     /// Sizes in bytes (size rows only).
     var tesseraBytes: Int?
     var sqliteBytes: Int?
-    /// Extra information printed under the table.
-    var note: String?
 
     init(key: String, title: String, ops: Int, perOp: Bool, target: Target?) {
         self.key = key

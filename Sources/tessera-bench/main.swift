@@ -34,7 +34,7 @@ do {
     }
     b.cleanUp()
     if !b.mismatches.isEmpty {
-        writeError("\n*** tessera-bench: ROW COUNTS DIFFER BETWEEN TESSERA AND SQLITE (\(b.mismatches.count) workloads) ***\n")
+        writeError("\n*** tessera-bench: ROW COUNTS DIFFER BETWEEN TESSERA AND SQLITE (\(b.mismatches.count) checks failed) ***\n")
         exit(1)
     }
 } catch {
