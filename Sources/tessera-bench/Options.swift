@@ -56,7 +56,7 @@ struct Options: Sendable {
           --only K,...    workloads by key prefix: load, index, size, get, query, fts, update,
                           or keys such as load.noindex, query.unnest, fts.and
           --engine E      run one engine only (no ratios or cross-checks; for profiling)
-          --map-size MB   Tessera's initial map size (default: the default configuration, 16 MiB, growing)
+          --map-size MB   Tessera's initial map size (default: DatabaseConfiguration's)
           --nosync        Tessera without fsync on commit (default: durable commits)
           --explain       print both engines' query plans
           --keep          keep the databases
