@@ -14,12 +14,19 @@ let package = Package(
         .library(name: "Tessera", targets: ["Tessera"]),
         .library(name: "LMDB", targets: ["LMDB"]),
         .executable(name: "tessera", targets: ["tessera"]),
+        .executable(name: "tessera-bench", targets: ["tessera-bench"]),
     ],
     targets: [
         .systemLibrary(
             name: "CLMDB",
             pkgConfig: "lmdb",
             providers: [.apt(["liblmdb-dev"])]
+        ),
+        // SQLite (apt libsqlite3-dev), used only by tessera-bench as the reference engine.
+        .systemLibrary(
+            name: "CSQLite",
+            pkgConfig: "sqlite3",
+            providers: [.apt(["libsqlite3-dev"])]
         ),
         .systemLibrary(
             name: "CStemmer",
@@ -34,6 +41,8 @@ let package = Package(
         .target(name: "LMDB", dependencies: ["CLMDB"]),
         .target(name: "Tessera", dependencies: ["LMDB", "CStemmer", "CICU"]),
         .executableTarget(name: "tessera", dependencies: ["Tessera"]),
+        // Side-by-side benchmarks against SQLite configured the way Couchbase Lite uses it.
+        .executableTarget(name: "tessera-bench", dependencies: ["Tessera", "CSQLite"]),
         .testTarget(name: "LMDBTests", dependencies: ["LMDB"]),
         // A child process for crash tests: writes batches until killed with SIGKILL.
         .executableTarget(name: "TesseraCrashWriter", dependencies: ["Tessera"], path: "Tests/CrashWriter"),
