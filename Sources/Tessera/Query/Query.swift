@@ -83,6 +83,8 @@ public final class Query: @unchecked Sendable {
 
     /// The analysis of the statement against a catalogue version (re-done when it changes).
     private let cachedAnalysis = Mutex<(version: UInt64, query: AnalyzedQuery)?>(nil)
+    /// The last plan and the catalogue version it was made for.
+    private let cachedPlan = Mutex<(version: UInt64, plan: QueryPlan)?>(nil)
 
     func analyze(_ catalog: Catalog) throws -> AnalyzedQuery {
         // Inside a write transaction the catalogue may hold uncommitted changes: no caching.
@@ -123,7 +125,19 @@ public final class Query: @unchecked Sendable {
         let params = try boundParameters(for: q)
         var stores: [CollectionKey: CollectionStore] = [:]
         for s in q.sources { if let k = s.collectionKey { stores[k] = catalog.collections[k] } }
-        if let txn { return (try Planner(query: q, stores: stores, parameters: params, txn: txn).plan(), params) }
+        if let txn {
+            // The plan depends on the catalogue (and, loosely, index sizes), not on parameter
+            // values: reuse it until the catalogue changes, with this execution's LIMIT/OFFSET.
+            let cacheable = WriteContext.current?.database !== database
+            let planner = Planner(query: q, stores: stores, parameters: params, txn: txn)
+            if cacheable, var plan = cachedPlan.withLock({ $0 }).flatMap({ $0.version == catalog.version ? $0.plan : nil }) {
+                try planner.applyLimits(&plan)
+                return (plan, params)
+            }
+            let plan = try planner.plan()
+            if cacheable { cachedPlan.withLock { $0 = (catalog.version, plan) } }
+            return (plan, params)
+        }
         let plan = try database.read { txn in try Planner(query: q, stores: stores, parameters: params, txn: txn).plan() }
         return (plan, params)
     }

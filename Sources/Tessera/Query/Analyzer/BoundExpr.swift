@@ -54,6 +54,40 @@ indirect enum BoundExpr: Hashable, Sendable {
         }
     }
 
+    /// Rebuilds the tree bottom-up, replacing every node for which `f` returns a value.
+    func replacing(_ f: (BoundExpr) -> BoundExpr?) -> BoundExpr {
+        if let r = f(self) { return r }
+        func m(_ e: BoundExpr) -> BoundExpr { e.replacing(f) }
+        switch self {
+        case .literal, .parameter, .sourcePath, .variablePath, .meta, .aggregate, .rank: return self
+        case .member(let b, let p): return .member(m(b), p)
+        case .array(let a): return .array(a.map(m))
+        case .object(let ms): return .object(ms.map { BoundMember(key: $0.key, value: m($0.value)) })
+        case .unary(let op, let a): return .unary(op, m(a))
+        case .binary(let op, let a, let b): return .binary(op, m(a), m(b))
+        case .like(let a, let b, let n): return .like(m(a), m(b), negated: n)
+        case .between(let a, let b, let c, let n): return .between(m(a), m(b), m(c), negated: n)
+        case .inList(let a, let l, let n): return .inList(m(a), l.map(m), negated: n)
+        case .inArray(let a, let b, let n): return .inArray(m(a), m(b), negated: n)
+        case .test(let a, let k, let n): return .test(m(a), k, negated: n)
+        case .call(let name, let args): return .call(name, args.map(m))
+        case .caseWhen(let o, let w, let e):
+            return .caseWhen(o.map(m), w.map { BoundWhen(when: m($0.when), then: m($0.then)) }, e.map(m))
+        case .quantified(let q, let v, let a, let p): return .quantified(q, variable: v, m(a), m(p))
+        case .collate(let a, let c): return .collate(m(a), c)
+        case .match(let s, let i, let q): return .match(source: s, index: i, m(q))
+        }
+    }
+
+    /// The expression with every `$parameter` replaced by its bound value (MISSING if unbound),
+    /// so that comparisons with parameters take the same fast paths as literals.
+    func bindingParameters(_ params: [String: Value]) -> BoundExpr {
+        replacing { e in
+            if case .parameter(let name) = e { return .literal(params[name] ?? .missing) }
+            return nil
+        }
+    }
+
     /// The source slots this expression reads.
     var referencedSources: Set<Int> {
         var s = Set<Int>()

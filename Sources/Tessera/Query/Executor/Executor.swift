@@ -46,10 +46,12 @@ final class Executor {
         var ons: [Evaluator?] = []
         var fs: [[Evaluator]] = []
         var lo: [Bool] = []
+        // Parameters are constants for one execution: bind them before compiling.
+        func compiled(_ e: BoundExpr) -> Evaluator { ExpressionCompiler.compile(e.bindingParameters(parameters)) }
         for (i, sp) in plan.sources.enumerated() {
             lv.append(try sourceFactory(sp, i))
-            ons.append(sp.source.on.map { ExpressionCompiler.compile($0) })
-            fs.append(sp.filter.map { ExpressionCompiler.compile($0) })
+            ons.append(sp.source.on.map(compiled))
+            fs.append(sp.filter.map(compiled))
             lo.append(sp.source.join == .leftOuter)
         }
         levels = lv
@@ -60,18 +62,18 @@ final class Executor {
         matchedAny = Array(repeating: false, count: lv.count)
         columns = q.columns.map { col in
             switch col.kind {
-            case .expression(let e): return .expression(ExpressionCompiler.compile(e))
+            case .expression(let e): return .expression(compiled(e))
             case .star(let s): return .star(s ?? 0)
             }
         }
         orderKeys = q.orderBy.map { t in
             var collation = Collation.binary
             if case .collate(_, let c) = t.expr { collation = c }
-            return (ExpressionCompiler.compile(t.expr), collation, t.descending)
+            return (compiled(t.expr), collation, t.descending)
         }
-        aggregateArgs = q.aggregates.map { $0.args.map { ExpressionCompiler.compile($0) } }
-        groupKeys = q.groupBy.map { ExpressionCompiler.compile($0) }
-        having = q.having.map { ExpressionCompiler.compile($0) }
+        aggregateArgs = q.aggregates.map { $0.args.map(compiled) }
+        groupKeys = q.groupBy.map(compiled)
+        having = q.having.map(compiled)
         limit = plan.limit
         offset = plan.offset
     }

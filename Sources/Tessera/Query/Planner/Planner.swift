@@ -51,13 +51,24 @@ struct Planner {
             sources[level].filter.append(t)
         }
 
+        var plan = QueryPlan(query: q, sources: sources, sort: .none, orderSatisfied: orderSatisfied, limit: nil, offset: 0)
+        try applyLimits(&plan)
+        return plan
+    }
+
+    /// Sets LIMIT, OFFSET and the sort strategy from this execution's parameters (a cached
+    /// plan is reused with new values).
+    func applyLimits(_ plan: inout QueryPlan) throws {
+        let q = plan.query
         let limit = try evaluateLimit(q.limit, what: "LIMIT")
         let offset = try evaluateLimit(q.offset, what: "OFFSET") ?? 0
         var sort = SortStrategy.none
-        if !q.orderBy.isEmpty && !orderSatisfied {
+        if !q.orderBy.isEmpty && !plan.orderSatisfied {
             if let limit { sort = .topK(limit + offset) } else { sort = .full }
         }
-        return QueryPlan(query: q, sources: sources, sort: sort, limit: limit, offset: offset)
+        plan.limit = limit
+        plan.offset = offset
+        plan.sort = sort
     }
 
     /// LIMIT/OFFSET: integer literal or parameter; negative → 0.

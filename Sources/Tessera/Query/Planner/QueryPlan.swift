@@ -71,6 +71,8 @@ struct QueryPlan {
     var query: AnalyzedQuery
     var sources: [SourcePlan]
     var sort: SortStrategy
+    /// An index already delivers the ORDER BY order.
+    var orderSatisfied = false
     /// Constant LIMIT and OFFSET when known at plan time.
     var limit: Int?
     var offset: Int
