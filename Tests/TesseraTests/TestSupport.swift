@@ -11,6 +11,10 @@ struct SplitMix64: RandomNumberGenerator {
     }
     /// Uniform in 0..<n.
     mutating func below(_ n: Int) -> Int { Int(next() % UInt64(n)) }
+    /// Uniform in 0..<n.
+    mutating func int(_ n: Int) -> Int { below(n) }
+    /// Uniform in `range`.
+    mutating func int(_ range: ClosedRange<Int>) -> Int { Int.random(in: range, using: &self) }
     /// True with probability p.
     mutating func chance(_ p: Double) -> Bool { Double(next() >> 11) / Double(1 << 53) < p }
     /// A random element.

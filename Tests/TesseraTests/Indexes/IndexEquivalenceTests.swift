@@ -5,19 +5,7 @@ import Testing
 /// without indexes, and after random saves/deletes/purges the integrity check finds nothing.
 @Suite("Index equivalence (property)")
 struct IndexEquivalenceTests {
-    struct RNG {
-        var state: UInt64
-        mutating func next() -> UInt64 {
-            state &+= 0x9E37_79B9_7F4A_7C15
-            var z = state
-            z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-            z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-            return z ^ (z >> 31)
-        }
-        mutating func int(_ n: Int) -> Int { Int(next() % UInt64(n)) }
-        mutating func pick<T>(_ a: [T]) -> T { a[int(a.count)] }
-        mutating func chance(_ p: Double) -> Bool { Double(next() % 10_000) / 10_000 < p }
-    }
+    typealias RNG = SplitMix64
 
     static let types: [Value] = ["hotel", "landmark", "airport"]
     static let cities: [Value] = ["Paris", "Lyon", "Nice", "Oslo", "Rome", "Bern", "Köln", "Åre"]
@@ -119,7 +107,7 @@ struct IndexEquivalenceTests {
 
     @Test(arguments: [1, 2, 3, 4])
     func indexedAndUnindexedAgree(seed: UInt64) throws {
-        var r = RNG(state: seed &* 7919)
+        var r = RNG(seed: seed &* 7919)
         let plain = try Database.temporary()
         let indexed = try Database.temporary()
         defer { try? plain.close(); try? indexed.close() }

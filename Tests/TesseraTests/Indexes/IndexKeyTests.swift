@@ -3,20 +3,12 @@ import Testing
 
 // MARK: - Seeded random values
 
-/// SplitMix64: a small, seeded generator so failures reproduce.
-struct KeyTestRNG {
-    var state: UInt64
-    init(seed: UInt64) { state = seed }
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
-    mutating func below(_ n: Int) -> Int { Int(next() % UInt64(n)) }
+/// The shared seeded generator (TestSupport.swift).
+typealias KeyTestRNG = SplitMix64
+
+extension SplitMix64 {
+    /// True with probability 1/n.
     mutating func chance(_ n: Int) -> Bool { below(n) == 0 }
-    mutating func pick<T>(_ a: [T]) -> T { a[below(a.count)] }
 }
 
 /// Random values aimed at the encoding's edge cases.

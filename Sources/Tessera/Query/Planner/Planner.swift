@@ -168,31 +168,7 @@ struct IndexSelection {
                 byColumn[m.column, default: []].append(m)
             }
         }
-        var equalities: [[BoundExpr]] = []
-        var used: [ColumnTerm] = []
-        var rangeConstraint: ColumnConstraint?
-        var column = 0
-        while column < exprs.count, let ts = byColumn[column] {
-            if let eq = ts.first(where: { if case .equal = $0.constraint { return true } else { return false } }), case .equal(let v) = eq.constraint {
-                equalities.append(v); used.append(eq); column += 1; continue
-            }
-            var lower: (BoundExpr, Bool)?, upper: (BoundExpr, Bool)?
-            for t in ts {
-                switch t.constraint {
-                case .range(let lo, let hi):
-                    if rangeConstraint != nil { continue } // a LIKE prefix already constrains this column
-                    if lo != nil && lower != nil || hi != nil && upper != nil { continue }
-                    if let lo { lower = lo }
-                    if let hi { upper = hi }
-                    used.append(t)
-                case .prefix(let p):
-                    if rangeConstraint == nil && lower == nil && upper == nil { rangeConstraint = .prefix(p); used.append(t) }
-                case .equal: break
-                }
-            }
-            if lower != nil || upper != nil { rangeConstraint = .range(lower: lower, upper: upper) }
-            break
-        }
+        let (equalities, used, rangeConstraint) = IndexSelection.constrainPrefix(byColumn, columns: exprs.count)
         guard !used.isEmpty else { return nil }
         var scan = IndexScanPlan(index: index, ranges: [], descending: false, covering: false,
                                  describedPredicates: used.map(\.text).joined(separator: " AND "), satisfied: [],
@@ -213,45 +189,7 @@ struct IndexSelection {
         for t in candidates {
             if let m = match(term: t, expressions: exprs, columnName: { names[$0] }) { byColumn[m.column, default: []].append(m) }
         }
-        // Leading equality columns, then at most one range/prefix column.
-        var equalities: [[BoundExpr]] = []
-        var used: [ColumnTerm] = []
-        var column = 0
-        var rangeConstraint: ColumnConstraint?
-        var points = 1
-        while column < exprs.count, let ts = byColumn[column] {
-            if let eq = ts.first(where: { if case .equal = $0.constraint { return true } else { return false } }),
-               case .equal(let values) = eq.constraint, points * values.count <= 1024 {
-                equalities.append(values)
-                points *= values.count
-                used.append(eq)
-                column += 1
-                continue
-            }
-            // Range: combine one lower and one upper bound.
-            var lower: (BoundExpr, Bool)?
-            var upper: (BoundExpr, Bool)?
-            var texts: [String] = []
-            for t in ts {
-                switch t.constraint {
-                case .range(let lo, let hi):
-                    if rangeConstraint != nil { continue } // a LIKE prefix already constrains this column
-                    if lo != nil && lower != nil || hi != nil && upper != nil { continue }
-                    if let lo { lower = lo }
-                    if let hi { upper = hi }
-                    used.append(t)
-                    texts.append(t.text)
-                case .prefix(let p):
-                    if rangeConstraint == nil && lower == nil && upper == nil {
-                        rangeConstraint = .prefix(p)
-                        used.append(t)
-                    }
-                case .equal: break
-                }
-            }
-            if lower != nil || upper != nil { rangeConstraint = .range(lower: lower, upper: upper) }
-            break
-        }
+        let (equalities, used, rangeConstraint) = IndexSelection.constrainPrefix(byColumn, columns: exprs.count)
         // ORDER BY by index order (single source, no grouping/distinct, all one direction).
         var satisfiesOrder = false
         var descending = false
@@ -285,6 +223,50 @@ struct IndexSelection {
         let entries = try txn.count(index.table)
         let score = (equalities.count, rangeConstraint == nil ? 0 : 1, satisfiesOrder ? 1 : 0, -entries)
         return Choice(access: .indexScan(scan), satisfied: satisfied + proven, satisfiesOrder: satisfiesOrder, score: score)
+    }
+
+    /// The constraints an index scan can use: `=`/`IN` on leading columns (at most 1,024 key
+    /// points in all), then one range (one lower and one upper bound) or `LIKE` prefix on the
+    /// next column. Returns the equality values per column, the terms used, and the range.
+    static func constrainPrefix(_ byColumn: [Int: [ColumnTerm]], columns: Int)
+        -> (equalities: [[BoundExpr]], used: [ColumnTerm], range: ColumnConstraint?)
+    {
+        var equalities: [[BoundExpr]] = []
+        var used: [ColumnTerm] = []
+        var column = 0
+        var rangeConstraint: ColumnConstraint?
+        var points = 1
+        while column < columns, let ts = byColumn[column] {
+            if let eq = ts.first(where: { if case .equal = $0.constraint { return true } else { return false } }),
+               case .equal(let values) = eq.constraint, points * values.count <= 1024 {
+                equalities.append(values)
+                points *= values.count
+                used.append(eq)
+                column += 1
+                continue
+            }
+            var lower: (BoundExpr, Bool)?
+            var upper: (BoundExpr, Bool)?
+            for t in ts {
+                switch t.constraint {
+                case .range(let lo, let hi):
+                    if rangeConstraint != nil { continue } // a LIKE prefix already constrains this column
+                    if lo != nil && lower != nil || hi != nil && upper != nil { continue }
+                    if let lo { lower = lo }
+                    if let hi { upper = hi }
+                    used.append(t)
+                case .prefix(let p):
+                    if rangeConstraint == nil && lower == nil && upper == nil {
+                        rangeConstraint = .prefix(p)
+                        used.append(t)
+                    }
+                case .equal: break
+                }
+            }
+            if lower != nil || upper != nil { rangeConstraint = .range(lower: lower, upper: upper) }
+            break
+        }
+        return (equalities, used, rangeConstraint)
     }
 
     /// True if every expression the query reads from this source is an index expression
