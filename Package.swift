@@ -37,7 +37,9 @@ let package = Package(
         .testTarget(name: "LMDBTests", dependencies: ["LMDB"]),
         // A child process for crash tests: writes batches until killed with SIGKILL.
         .executableTarget(name: "TesseraCrashWriter", dependencies: ["Tessera"], path: "Tests/CrashWriter"),
-        .testTarget(name: "TesseraTests", dependencies: ["Tessera", "LMDB", "TesseraCrashWriter"]),
+        // A second process writing to the same database (multi-process tests).
+        .executableTarget(name: "TesseraProcessWriter", dependencies: ["Tessera"], path: "Tests/ProcessWriter"),
+        .testTarget(name: "TesseraTests", dependencies: ["Tessera", "LMDB", "TesseraCrashWriter", "TesseraProcessWriter"]),
         .testTarget(name: "ConformanceTests", dependencies: ["Tessera"]),
     ]
 )
