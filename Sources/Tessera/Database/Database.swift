@@ -191,6 +191,10 @@ public final class Database: @unchecked Sendable {
     /// together or not at all. Throwing from `body` rolls everything back and rethrows.
     ///
     /// Batches may nest; the outermost one commits.
+    ///
+    /// If the batch needs more room than the database file has, it is rolled back, the file
+    /// grows, and `body` runs again from the start: keep effects outside the database (counters,
+    /// consumed queues) out of `body`, or make them repeatable.
     public func inBatch(_ body: () throws -> Void) throws {
         try write { _ in try body() }
     }
