@@ -46,7 +46,11 @@ let package = Package(
         .testTarget(name: "LMDBTests", dependencies: ["LMDB"]),
         // A child process for crash tests: writes batches until killed with SIGKILL.
         .executableTarget(name: "TesseraCrashWriter", dependencies: ["Tessera"], path: "Tests/CrashWriter"),
-        .testTarget(name: "TesseraTests", dependencies: ["Tessera", "LMDB", "TesseraCrashWriter"]),
+        // A second process writing to the same database (multi-process tests).
+        .executableTarget(name: "TesseraProcessWriter", dependencies: ["Tessera"], path: "Tests/ProcessWriter"),
+        // libFuzzer entry point (Tests/FUZZING.md); an ordinary build replays saved inputs.
+        .executableTarget(name: "TesseraFuzz", dependencies: ["Tessera"], path: "Tests/Fuzz"),
+        .testTarget(name: "TesseraTests", dependencies: ["Tessera", "LMDB", "TesseraCrashWriter", "TesseraProcessWriter"]),
         .testTarget(name: "ConformanceTests", dependencies: ["Tessera"]),
     ]
 )

@@ -77,12 +77,24 @@ struct Catalog: Sendable {
     var collections: [CollectionKey: CollectionStore] = [:]
     /// Index definitions per collection, as stored.
     var indexDefinitions: [CollectionKey: [IndexDefinition]] = [:]
+    /// Counts the saves of the catalogue (meta key `catalog-generation`), so that a write
+    /// transaction notices that another process changed it since this copy was loaded.
+    var generation: UInt64 = 0
+
+    static let generationKey = "catalog-generation"
+
+    /// The stored generation (0 for a database that never recorded one).
+    static func storedGeneration(txn: Transaction, meta: Table) throws -> UInt64 {
+        guard let raw = try txn.get(meta, key: generationKey), raw.count == 8 else { return 0 }
+        return UInt64(littleEndian: raw.loadUnaligned(as: UInt64.self))
+    }
 
     static func docTableName(_ key: CollectionKey) -> String { "doc:" + key.fullName }
     static func seqTableName(_ key: CollectionKey) -> String { "seq:" + key.fullName }
 
     static func load(txn: Transaction, meta: Table) throws -> Catalog {
         var catalog = Catalog()
+        catalog.generation = try storedGeneration(txn: txn, meta: meta)
         guard let raw = try txn.get(meta, key: "catalog") else { return catalog }
         let json: Value
         do { json = try JSONReader.parse(Array(raw)) } catch {
@@ -125,7 +137,9 @@ struct Catalog: Sendable {
         return CollectionStore(key: key, docs: docs, bySequence: seq, indexes: indexes)
     }
 
-    func save(txn: Transaction, meta: Table) throws {
+    mutating func save(txn: Transaction, meta: Table) throws {
+        generation &+= 1
+        try txn.put(meta, key: Array(Catalog.generationKey.utf8), value: withUnsafeBytes(of: generation.littleEndian) { Array($0) })
         var list: [Value] = []
         for key in collections.keys.sorted() {
             var entry: [String: Value] = ["scope": .string(key.scope), "name": .string(key.name)]

@@ -209,6 +209,7 @@ public final class Database: @unchecked Sendable {
         do {
             (result, ctx) = try env.write { txn in
                 let ctx = WriteContext(database: self, txn: txn)
+                try ctx.syncCatalog()
                 let previous = WriteContext.current
                 WriteContext.current = ctx
                 defer { WriteContext.current = previous }

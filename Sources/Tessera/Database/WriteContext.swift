@@ -16,6 +16,7 @@ final class WriteContext {
     /// The catalogue as this transaction sees it (published on commit).
     var catalog: Catalog
     private var catalogChanged = false
+    private var catalogReloaded = false
     private var sequences: [CollectionKey: UInt64] = [:]
     private var countDeltas: [CollectionKey: Int] = [:]
     /// Work to run after commit (updating documents' metadata in memory).
@@ -25,6 +26,20 @@ final class WriteContext {
         self.database = database
         self.txn = txn
         self.catalog = database.catalog.withLock { $0 }
+    }
+
+    /// Reloads the catalogue if another process changed it since this process loaded it
+    /// (its index list, collections): writes must maintain indexes this process has not
+    /// seen yet, and a catalogue saved by this transaction must not drop the others' changes.
+    /// Called once, at the start of the transaction.
+    func syncCatalog() throws {
+        let stored = try Catalog.storedGeneration(txn: txn, meta: database.metaTable)
+        if stored == catalog.generation { return }
+        var fresh = try Catalog.load(txn: txn, meta: database.metaTable)
+        try fresh.ensureDefaultCollection(txn: txn, meta: database.metaTable)
+        try fresh.openTables(txn: txn)
+        catalog = fresh
+        catalogReloaded = true
     }
 
     /// The collection's store as this transaction sees it.
@@ -101,11 +116,15 @@ final class WriteContext {
 
     /// Publishes the catalogue and runs after-commit work; called once the commit succeeded.
     func committed() {
-        if catalogChanged {
+        if catalogChanged || catalogReloaded {
             var c = catalog
+            // Transactions publish after their commit, possibly out of order: keep the newest.
+            // `version` (which invalidates cached query analyses and plans) moves on each time.
             database.catalog.withLock {
-                c.version = $0.version &+ 1
-                $0 = c
+                if c.generation >= $0.generation {
+                    c.version = $0.version &+ 1
+                    $0 = c
+                }
             }
         }
         for f in afterCommit { f() }

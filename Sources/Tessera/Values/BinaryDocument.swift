@@ -50,7 +50,9 @@
 // relative to a data area that starts after its container's tag, so every step from a
 // container to a child moves strictly forward: corrupt bytes can produce wrong values,
 // `nil` or `.invalid`, but never a crash, an out-of-bounds read, or a loop. Recursive
-// walks (`toValue`, `isValid`) stop at `BinaryValue.maxDepth` levels.
+// walks (`toValue`, `isValid`) stop at `BinaryValue.maxDepth` levels, and visit at most
+// one value per byte: offsets of several elements may point at the same child, and
+// without that bound a few hundred corrupt bytes describe a tree of 2^40 values.
 
 /// The type of a value in the binary document format.
 public enum BinaryKind: Sendable, Hashable {
@@ -393,15 +395,23 @@ public struct BinaryValue {
     /// The whole value decoded into a `Value`, or MISSING if any part is corrupt or nested
     /// deeper than `maxDepth`.
     public func toValue() -> Value {
-        decode(depth: 0) ?? .missing
+        decode() ?? .missing
     }
 
     /// Decodes the value, or nil if any part is corrupt.
     public func decode() -> Value? {
-        decode(depth: 0)
+        var budget = visitBudget
+        return decode(depth: 0, budget: &budget)
     }
 
-    func decode(depth: Int) -> Value? {
+    /// How many values a recursive walk may visit: every value of a well-formed document
+    /// starts at a byte of its own, so more visits than bytes mean offsets that share
+    /// subtrees — a few hundred corrupt bytes could otherwise describe 2^40 values.
+    var visitBudget: Int { buffer.count &- offset }
+
+    func decode(depth: Int, budget: inout Int) -> Value? {
+        budget &-= 1
+        guard budget >= 0 else { return nil }
         guard let t = tag else { return nil }
         switch t {
         case 0x00: return .null
@@ -416,7 +426,7 @@ public struct BinaryValue {
                 var o = [String: Value](minimumCapacity: c.count)
                 for i in 0..<c.count {
                     guard let p = position(c, i), let m = memberSlot(at: p),
-                          let v = BinaryValue(buffer: buffer, offset: m.value).decode(depth: depth &+ 1) else { return nil }
+                          let v = BinaryValue(buffer: buffer, offset: m.value).decode(depth: depth &+ 1, budget: &budget) else { return nil }
                     o[String(decoding: UnsafeRawBufferPointer(rebasing: buffer[m.key]), as: UTF8.self)] = v
                 }
                 return .object(o)
@@ -424,7 +434,7 @@ public struct BinaryValue {
             var a: [Value] = []
             a.reserveCapacity(c.count)
             for i in 0..<c.count {
-                guard let p = position(c, i), let v = BinaryValue(buffer: buffer, offset: p).decode(depth: depth &+ 1) else {
+                guard let p = position(c, i), let v = BinaryValue(buffer: buffer, offset: p).decode(depth: depth &+ 1, budget: &budget) else {
                     return nil
                 }
                 a.append(v)
@@ -439,9 +449,14 @@ public struct BinaryValue {
     /// valid UTF-8, object keys strictly increasing, nesting within `maxDepth`.
     ///
     /// - Complexity: O(size of the value).
-    public var isValid: Bool { check(depth: 0) }
+    public var isValid: Bool {
+        var budget = visitBudget
+        return check(depth: 0, budget: &budget)
+    }
 
-    func check(depth: Int) -> Bool {
+    func check(depth: Int, budget: inout Int) -> Bool {
+        budget &-= 1
+        guard budget >= 0 else { return false }
         guard let t = tag else { return false }
         switch t {
         case 0x00, 0x01, 0x02: return true
@@ -461,9 +476,9 @@ public struct BinaryValue {
                     guard isValidUTF8(key) else { return false }
                     if let prev = previous, compareBytes(UnsafeRawBufferPointer(rebasing: buffer[prev]), key) >= 0 { return false }
                     previous = m.key
-                    guard BinaryValue(buffer: buffer, offset: m.value).check(depth: depth &+ 1) else { return false }
+                    guard BinaryValue(buffer: buffer, offset: m.value).check(depth: depth &+ 1, budget: &budget) else { return false }
                 } else {
-                    guard BinaryValue(buffer: buffer, offset: p).check(depth: depth &+ 1) else { return false }
+                    guard BinaryValue(buffer: buffer, offset: p).check(depth: depth &+ 1, budget: &budget) else { return false }
                 }
             }
             return true

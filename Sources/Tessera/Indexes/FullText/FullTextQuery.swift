@@ -150,6 +150,11 @@ struct FullTextQueryParser {
     let bytes: [UInt8]
     var tokens: [Token] = []
     var index = 0
+    /// Height of the tree above the operand being parsed: groups, column filters and NOT
+    /// operators. Bounded so that no query text can exhaust the stack (here or in the
+    /// recursive passes over the tree that follow).
+    var depth = 0
+    static let maxDepth = 256
 
     init(_ source: String) {
         self.source = source
@@ -158,11 +163,23 @@ struct FullTextQueryParser {
 
     // MARK: Errors and locations
 
-    /// Line and column (in scalars, 1-based) of a UTF-8 offset.
-    func location(_ offset: Int) -> SourceLocation {
-        var line = 1
-        var column = 1
-        var i = 0
+    /// Where the last node location was computed: node offsets only grow, so each scan
+    /// starts there instead of at the start of the text (which made long queries quadratic).
+    var scanned = SourceLocation(offset: 0, line: 1, column: 1)
+
+    /// The location of a node at `offset`, continuing the scan of earlier nodes.
+    mutating func nodeLocation(_ offset: Int) -> SourceLocation {
+        let from = offset >= scanned.offset ? scanned : SourceLocation(offset: 0, line: 1, column: 1)
+        let here = location(offset, from: from)
+        scanned = here
+        return here
+    }
+
+    /// Line and column (in scalars, 1-based) of a UTF-8 offset, scanning from `from`.
+    func location(_ offset: Int, from: SourceLocation = SourceLocation(offset: 0, line: 1, column: 1)) -> SourceLocation {
+        var line = from.line
+        var column = from.column
+        var i = from.offset
         while i < offset && i < bytes.count {
             let b = bytes[i]
             if b == 0x0A {
@@ -325,12 +342,23 @@ struct FullTextQueryParser {
 
     mutating func parseNot() throws(QueryError) -> FullTextQuery.Node {
         var left = try parseNear()
+        let outer = depth
+        defer { depth = outer }
         while peek.kind == .not {
             let op = advance()
             try requireOperand(after: op)
+            try deeper(at: op)
             left = .not(left, try parseNear())
         }
         return left
+    }
+
+    /// One more level of tree height; an error past `maxDepth`.
+    mutating func deeper(at t: Token) throws(QueryError) {
+        depth += 1
+        if depth > FullTextQueryParser.maxDepth {
+            throw error("full-text query nested too deeply (more than \(FullTextQueryParser.maxDepth) levels)", at: t.offset, token: t.text)
+        }
     }
 
     mutating func parseNear() throws(QueryError) -> FullTextQuery.Node {
@@ -366,16 +394,21 @@ struct FullTextQueryParser {
         let t = advance()
         switch t.kind {
         case .word(let w):
-            return .word(w, location: location(t.offset))
+            return .word(w, location: nodeLocation(t.offset))
         case .phrase(let p):
-            return .phrase(p, location: location(t.offset))
+            return .phrase(p, location: nodeLocation(t.offset))
         case .column(let name):
             guard FullTextQueryParser.startsOperand(peek.kind) else {
                 throw error("'\(name):' must be followed by a term, phrase or group", at: t.offset, token: t.text)
             }
-            return .column(name, try parsePrimary(), location: location(t.offset))
+            try deeper(at: t)
+            defer { depth -= 1 }
+            let here = nodeLocation(t.offset)
+            return .column(name, try parsePrimary(), location: here)
         case .lparen:
             if peek.kind == .rparen { throw error("empty parentheses", at: t.offset, token: "()") }
+            try deeper(at: t)
+            defer { depth -= 1 }
             let inner = try parseOr()
             guard peek.kind == .rparen else {
                 if peek.kind == .end {

@@ -1,0 +1,97 @@
+// Test helper: a second process writing to a database that the test process also has open.
+//
+//   TesseraProcessWriter hold DIR MILLISECONDS
+//       One batch: adds 1 to `counter`, saves `held`, prints "locked", sleeps while holding
+//       the write transaction, commits, prints "committed".
+//   TesseraProcessWriter write DIR OWNER BATCHES
+//       BATCHES batches, each adding 1 to `counter` and saving 20 documents
+//       "<OWNER>-<batch>-<i>" with `owner: OWNER`; prints "done <batches>".
+//   TesseraProcessWriter ddl DIR
+//       Creates collection `other` (one document `o1`) and the value index `byI` on `i` of
+//       `shared`; prints "ddl done".
+//   TesseraProcessWriter check DIR
+//       Prints the integrity report's first line and the document counts per owner.
+//
+// Every mode works on the collection `shared`, which the test creates first.
+import Tessera
+#if canImport(Glibc)
+import Glibc
+#endif
+
+func say(_ text: String) {
+    var t = text + "\n"
+    t.withUTF8 { p in _ = write(1, p.baseAddress, p.count) }
+}
+
+func fail(_ text: String) -> Never {
+    var t = "process writer: " + text + "\n"
+    t.withUTF8 { p in _ = write(2, p.baseAddress, p.count) }
+    exit(1)
+}
+
+func openShared(_ dir: String) throws -> (Database, Collection) {
+    var config = DatabaseConfiguration()
+    config.initialMapSize = 64 << 10 // small, so both processes grow the map
+    let db = try Database(path: dir, configuration: config)
+    guard let c = try db.collection(name: "shared") else { fail("no collection 'shared' in \(dir)") }
+    return (db, c)
+}
+
+func bump(_ c: Collection) throws {
+    guard let counter = try c.document(id: "counter")?.toMutable() else { fail("no counter document") }
+    counter.setInt(counter.int(forKey: "n") + 1, forKey: "n")
+    try c.save(document: counter)
+}
+
+let args = Array(CommandLine.arguments.dropFirst())
+do {
+    switch (args.first, args.count) {
+    case ("hold", 3):
+        guard let ms = UInt32(args[2]) else { fail("bad milliseconds") }
+        let (db, c) = try openShared(args[1])
+        var announced = false
+        try db.inBatch {
+            try bump(c)
+            try c.save(id: "held", properties: ["by": "child"])
+            if !announced { say("locked"); announced = true }
+            usleep(ms * 1000)
+        }
+        say("committed")
+        try db.close()
+    case ("write", 4):
+        guard let batches = Int(args[3]) else { fail("bad batch count") }
+        let owner = args[2]
+        let (db, c) = try openShared(args[1])
+        for b in 0..<batches {
+            try db.inBatch {
+                try bump(c)
+                for i in 0..<20 {
+                    try c.save(id: "\(owner)-\(b)-\(i)", properties: [
+                        "owner": .string(owner), "b": .int(Int64(b)), "i": .int(Int64(i)),
+                        "pad": .string(String(repeating: "p", count: 200 + (b * 37 + i * 11) % 400)),
+                    ])
+                }
+            }
+        }
+        say("done \(batches)")
+        try db.close()
+    case ("ddl", 2):
+        let (db, c) = try openShared(args[1])
+        let other = try db.createCollection(name: "other")
+        try other.save(id: "o1", properties: ["from": "child"])
+        try c.createIndex(withName: "byI", config: ValueIndexConfiguration(["i"]))
+        say("ddl done")
+        try db.close()
+    case ("check", 2):
+        let (db, _) = try openShared(args[1])
+        let report = try db.performMaintenance(.integrityCheck)
+        say(report.isOK ? "ok" : "problems: \(report)")
+        let rows = try db.createQuery("SELECT owner, COUNT(*) AS n FROM shared WHERE owner IS VALUED GROUP BY owner ORDER BY owner").execute()
+        for row in rows { say("\(row.string(forKey: "owner") ?? "?") \(row.int(forKey: "n"))") }
+        try db.close()
+    default:
+        fail("usage: TesseraProcessWriter hold DIR MS | write DIR OWNER BATCHES | ddl DIR | check DIR")
+    }
+} catch {
+    fail("\(error)")
+}

@@ -1,0 +1,154 @@
+import Testing
+import Foundation
+import LMDB
+@testable import Tessera
+
+/// Files on disk: permissions, and what happens when the path holds something that is not
+/// a Tessera database (or one written by a newer Tessera).
+@Suite("Reliability: files")
+struct FileSafetyTests {
+    func mode(of path: String) -> mode_t? {
+        var st = stat()
+        guard stat(path, &st) == 0 else { return nil }
+        return st.st_mode & 0o777
+    }
+
+    @Test func databaseFilesAreOwnerOnlyByDefault() throws {
+        let dir = ScratchDirectory("mode")
+        defer { dir.remove() }
+        let path = dir.child("db")
+        let db = try Database(path: path)
+        try db.defaultCollection().save(id: "a", json: #"{"x":1}"#)
+        try db.close()
+        #expect(mode(of: path + "/data.mdb") == 0o600)
+        #expect(mode(of: path + "/lock.mdb") == 0o600)
+        #expect(mode(of: path) == 0o700 & ~currentUmask())
+
+        // Named databases too.
+        let named = try Database(name: "named", config: DatabaseConfiguration(directory: dir.path))
+        try named.close()
+        #expect(mode(of: dir.child("named.tessera/data.mdb")) == 0o600)
+    }
+
+    @Test func configuredFileModeIsUsed() throws {
+        let dir = ScratchDirectory("mode")
+        defer { dir.remove() }
+        var config = DatabaseConfiguration(directory: dir.path)
+        config.fileMode = 0o640
+        let db = try Database(path: dir.child("db"), configuration: config)
+        try db.close()
+        let expected = 0o640 & ~currentUmask()
+        #expect(mode(of: dir.child("db/data.mdb")) == expected)
+        #expect(mode(of: dir.child("db/lock.mdb")) == expected)
+    }
+
+    func expectError(_ code: DatabaseError.Code, opening path: String, mentioning words: [String] = [],
+                     sourceLocation: Testing.SourceLocation = #_sourceLocation) {
+        do {
+            let db = try Database(path: path)
+            try? db.close()
+            Issue.record("'\(path)' opened as a database", sourceLocation: sourceLocation)
+        } catch let e as DatabaseError {
+            #expect(e.code == code, "\(e)", sourceLocation: sourceLocation)
+            for w in words { #expect(e.message.contains(w), "\(e.message)", sourceLocation: sourceLocation) }
+        } catch {
+            Issue.record("untyped error \(type(of: error)): \(error)", sourceLocation: sourceLocation)
+        }
+    }
+
+    @Test func aPlainFileIsNotADatabase() throws {
+        let dir = ScratchDirectory("notdb")
+        defer { dir.remove() }
+        let file = dir.child("notes.txt")
+        try "hello".write(toFile: file, atomically: false, encoding: .utf8)
+        expectError(.notADatabase, opening: file)
+        #expect(try String(contentsOfFile: file, encoding: .utf8) == "hello")
+    }
+
+    @Test func randomBytesNamedDataMdbAreNotADatabase() throws {
+        let dir = ScratchDirectory("notdb")
+        defer { dir.remove() }
+        var rng = SplitMix64(seed: 11)
+        for (i, size) in [5, 100, 4096, 8192, 65_536].enumerated() {
+            let db = dir.child("random\(i)")
+            try FileManager.default.createDirectory(atPath: db, withIntermediateDirectories: false)
+            let bytes = (0..<size).map { _ in UInt8.random(in: 0...255, using: &rng) }
+            #expect(FileManager.default.createFile(atPath: db + "/data.mdb", contents: Data(bytes)))
+            expectError(.notADatabase, opening: db)
+            // The file is left as it was.
+            #expect(FileManager.default.contents(atPath: db + "/data.mdb") == Data(bytes))
+        }
+        // Text that happens to be named data.mdb.
+        let text = dir.child("text")
+        try FileManager.default.createDirectory(atPath: text, withIntermediateDirectories: false)
+        try String(repeating: "not an LMDB file\n", count: 1000).write(toFile: text + "/data.mdb", atomically: false, encoding: .utf8)
+        expectError(.notADatabase, opening: text)
+    }
+
+    @Test func anLMDBEnvironmentOfSomethingElseIsNotADatabase() throws {
+        let dir = ScratchDirectory("notdb")
+        defer { dir.remove() }
+        let env = try Environment(path: dir.path)
+        let t = try #require(try env.openTable("customers"))
+        try env.write { txn in _ = try txn.put(t, key: Array("k".utf8), value: Array("v".utf8)) }
+        env.close()
+        expectError(.notADatabase, opening: dir.path, mentioning: ["not a Tessera database"])
+        // Nothing was added to it.
+        let again = try Environment(path: dir.path)
+        defer { again.close() }
+        let names = try again.read { txn in try txn.tableNames() }
+        #expect(names == ["customers"])
+    }
+
+    @Test func aMetaTableWithoutOurMagicIsNotADatabase() throws {
+        let dir = ScratchDirectory("notdb")
+        defer { dir.remove() }
+        let env = try Environment(path: dir.path)
+        let meta = try #require(try env.openTable("meta"))
+        try env.write { txn in _ = try txn.put(meta, key: Array("format".utf8), value: Array("ABCD\u{1}\0\0\0".utf8)) }
+        env.close()
+        expectError(.notADatabase, opening: dir.path)
+    }
+
+    /// Rewrites the `format` record of a closed database with the LMDB wrapper.
+    func setFormatVersion(_ version: UInt32, at path: String) throws {
+        let env = try Environment(path: path)
+        defer { env.close() }
+        let meta = try #require(try env.openTable("meta", create: false))
+        try env.write { txn in
+            _ = try txn.put(meta, key: Array("format".utf8), value: Database.magic + withUnsafeBytes(of: version.littleEndian) { Array($0) })
+        }
+    }
+
+    @Test func aNewerFormatVersionIsRefused() throws {
+        let dir = ScratchDirectory("version")
+        defer { dir.remove() }
+        let db = try Database(path: dir.path)
+        try db.defaultCollection().save(id: "a", json: #"{"x":1}"#)
+        try db.close()
+
+        try setFormatVersion(Database.formatVersion + 1, at: dir.path)
+        expectError(.unsupportedVersion, opening: dir.path,
+                    mentioning: ["newer Tessera", "format \(Database.formatVersion + 1)", "format \(Database.formatVersion)"])
+        try setFormatVersion(.max, at: dir.path)
+        expectError(.unsupportedVersion, opening: dir.path, mentioning: ["format \(UInt32.max)"])
+
+        // The refusal changed nothing: with the version put back the data is all there.
+        try setFormatVersion(Database.formatVersion, at: dir.path)
+        let reopened = try Database(path: dir.path)
+        defer { try? reopened.close() }
+        #expect(try reopened.defaultCollection().document(id: "a")?.int(forKey: "x") == 1)
+        #expect(try reopened.performMaintenance(.integrityCheck).isOK)
+    }
+
+    @Test func aDamagedCatalogIsReportedAsCorrupt() throws {
+        let dir = ScratchDirectory("catalog")
+        defer { dir.remove() }
+        try Database(path: dir.path).close()
+        let env = try Environment(path: dir.path)
+        let meta = try #require(try env.openTable("meta", create: false))
+        try env.write { txn in _ = try txn.put(meta, key: Array("catalog".utf8), value: Array("{\"collections\": [".utf8)) }
+        env.close()
+        expectError(.corrupt, opening: dir.path, mentioning: ["catalogue"])
+    }
+}
