@@ -59,7 +59,7 @@ struct FuzzTests {
     ]
 
     @Test func jsonReader() throws {
-        var gen = RandomValueGenerator(rng: ValuesTestRNG(seed: 7))
+        var gen = ValuesRandomGenerator(rng: ValuesTestRNG(seed: 7))
         var corpus = Self.jsonSeeds.map { Array($0.utf8) }
         for _ in 0..<40 { corpus.append(Array(JSONWriter.string(gen.value()).utf8)) }
         var m = Mutator(seed: 1, dictionary: ["{", "}", "[", "]", ",", ":", "\"", "\\u", "\\ud800", "true", "null", "-", "1e", ".",
@@ -136,7 +136,7 @@ struct FuzzTests {
     }
 
     @Test func binaryDocumentReader() throws {
-        var gen = RandomValueGenerator(rng: ValuesTestRNG(seed: 99))
+        var gen = ValuesRandomGenerator(rng: ValuesTestRNG(seed: 99))
         var corpus: [[UInt8]] = []
         for _ in 0..<60 { corpus.append(BinaryEncoder.encode(gen.value())) }
         corpus.append(BinaryEncoder.encode(["a": [1, 2, 3], "b": ["x", "y"], "c": ["d": [["e": 1.5]]]]))
