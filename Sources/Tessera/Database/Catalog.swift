@@ -184,16 +184,18 @@ enum FileSystem {
         return stat(path, &st) == 0 && (st.st_mode & S_IFMT) == S_IFDIR
     }
 
-    /// Removes a directory tree (best effort).
+    /// Removes a directory tree (best effort). Symbolic links are removed, never followed:
+    /// deleting a database must not delete what a link inside it points to.
     static func removeTree(_ path: String) {
-        guard let dir = opendir(path) else { unlink(path); return }
+        var st = stat()
+        guard lstat(path, &st) == 0 else { return }
+        guard (st.st_mode & S_IFMT) == S_IFDIR, let dir = opendir(path) else { unlink(path); return }
         while let entry = readdir(dir) {
             let name = withUnsafeBytes(of: entry.pointee.d_name) { raw in
                 String(cString: raw.bindMemory(to: CChar.self).baseAddress!)
             }
             if name == "." || name == ".." { continue }
-            let child = path + "/" + name
-            if isDirectory(child) { removeTree(child) } else { unlink(child) }
+            removeTree(path + "/" + name)
         }
         closedir(dir)
         rmdir(path)

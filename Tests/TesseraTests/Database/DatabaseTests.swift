@@ -1,4 +1,7 @@
 import Testing
+#if canImport(Glibc)
+import Glibc
+#endif
 @testable import Tessera
 
 @Suite("Database API")
@@ -124,5 +127,20 @@ struct DatabaseTests {
         #expect(throws: DatabaseError.self) { try c.save(id: "a", json: #"{"_id":"x"}"#) }
         #expect(throws: DatabaseError.self) { try c.save(id: "a", json: #"{"_deleted":true}"#) }
         #expect(c.count == 0)
+    }
+
+    /// Deleting a database directory removes a symbolic link inside it, never what it points to.
+    @Test func deleteDoesNotFollowSymlinks() throws {
+        let base = FileSystem.temporaryDirectory + "/tessera-symlink-\(UInt32.random(in: 0...UInt32.max))"
+        defer { FileSystem.removeTree(base) }
+        let outside = base + "/outside"
+        #expect(mkdir(base, 0o700) == 0 && mkdir(outside, 0o700) == 0)
+        let keep = outside + "/keep.txt"
+        let f = fopen(keep, "w"); fputs("x", f); fclose(f)
+        let db = try Database(path: base + "/db")
+        #expect(symlink(outside, base + "/db/link") == 0)
+        try db.delete()
+        #expect(!FileSystem.fileExists(base + "/db"))
+        #expect(FileSystem.fileExists(keep))
     }
 }
