@@ -182,16 +182,23 @@ enum FileSystem {
         return stat(path, &st) == 0 && (st.st_mode & S_IFMT) == S_IFDIR
     }
 
-    /// Removes a directory tree (best effort).
+    /// True if `path` is a directory itself, not a symbolic link to one.
+    static func isRealDirectory(_ path: String) -> Bool {
+        var st = stat()
+        return lstat(path, &st) == 0 && (st.st_mode & S_IFMT) == S_IFDIR
+    }
+
+    /// Removes a directory tree (best effort). Symbolic links are removed, never followed:
+    /// a link inside the tree must not take the files it points to with it.
     static func removeTree(_ path: String) {
-        guard let dir = opendir(path) else { unlink(path); return }
+        guard isRealDirectory(path), let dir = opendir(path) else { unlink(path); return }
         while let entry = readdir(dir) {
             let name = withUnsafeBytes(of: entry.pointee.d_name) { raw in
                 String(cString: raw.bindMemory(to: CChar.self).baseAddress!)
             }
             if name == "." || name == ".." { continue }
             let child = path + "/" + name
-            if isDirectory(child) { removeTree(child) } else { unlink(child) }
+            if isRealDirectory(child) { removeTree(child) } else { unlink(child) }
         }
         closedir(dir)
         rmdir(path)
