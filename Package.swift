@@ -49,7 +49,8 @@ let package = Package(
         // A second process writing to the same database (multi-process tests).
         .executableTarget(name: "TesseraProcessWriter", dependencies: ["Tessera"], path: "Tests/ProcessWriter"),
         // libFuzzer entry point (Tests/FUZZING.md); an ordinary build replays saved inputs.
-        .executableTarget(name: "TesseraFuzz", dependencies: ["Tessera"], path: "Tests/Fuzz"),
+        .target(name: "CFuzzerDriver", path: "Tests/Fuzz/CFuzzerDriver"),
+        .executableTarget(name: "TesseraFuzz", dependencies: ["Tessera", "CFuzzerDriver"], path: "Tests/Fuzz/TesseraFuzz"),
         .testTarget(name: "TesseraTests", dependencies: ["Tessera", "LMDB", "TesseraCrashWriter", "TesseraProcessWriter"]),
         .testTarget(name: "ConformanceTests", dependencies: ["Tessera"]),
     ]

@@ -141,6 +141,32 @@ struct FileSafetyTests {
         #expect(try reopened.performMaintenance(.integrityCheck).isOK)
     }
 
+    /// Deleting a database (or closing a temporary one) removes links inside its directory,
+    /// never what they point to.
+    @Test func deletingADatabaseDoesNotFollowSymbolicLinks() throws {
+        let dir = ScratchDirectory("links")
+        defer { dir.remove() }
+        let precious = dir.child("precious")
+        try FileManager.default.createDirectory(atPath: precious + "/inner", withIntermediateDirectories: true)
+        try "keep me".write(toFile: precious + "/inner/file.txt", atomically: false, encoding: .utf8)
+        try "keep me too".write(toFile: dir.child("lone.txt"), atomically: false, encoding: .utf8)
+
+        let path = dir.child("db")
+        let db = try Database(path: path)
+        try db.defaultCollection().save(id: "a", json: "{}")
+        try FileManager.default.createSymbolicLink(atPath: path + "/link-to-dir", withDestinationPath: precious)
+        try FileManager.default.createSymbolicLink(atPath: path + "/link-to-file", withDestinationPath: dir.child("lone.txt"))
+        try db.delete()
+        #expect(!FileManager.default.fileExists(atPath: path))
+        #expect(try String(contentsOfFile: precious + "/inner/file.txt", encoding: .utf8) == "keep me")
+        #expect(try String(contentsOfFile: dir.child("lone.txt"), encoding: .utf8) == "keep me too")
+
+        // Database.delete(path:) on a link removes the link only.
+        try FileManager.default.createSymbolicLink(atPath: dir.child("alias"), withDestinationPath: precious)
+        try Database.delete(path: dir.child("alias"))
+        #expect(FileManager.default.fileExists(atPath: precious + "/inner/file.txt"))
+    }
+
     @Test func aDamagedCatalogIsReportedAsCorrupt() throws {
         let dir = ScratchDirectory("catalog")
         defer { dir.remove() }

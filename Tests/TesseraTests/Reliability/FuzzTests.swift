@@ -67,7 +67,7 @@ struct FuzzTests {
         var parsed = 0, rejected = 0
         let deadline = Date().addingTimeInterval(3)
         var i = 0
-        while i < 30_000 && Date() < deadline {
+        while i < 30_000 && (i < 1000 || Date() < deadline) {
             i += 1
             let input = m.mutate(corpus[m.int(corpus.count)], other: corpus[m.int(corpus.count)])
             let viaValue: Value
@@ -89,7 +89,9 @@ struct FuzzTests {
             #expect(decoded == viaValue, "binary reading of \(String(decoding: input.prefix(200), as: UTF8.self))")
             if parsed % 50 == 0 { corpus.append(input) }
         }
-        #expect(parsed > 100 && rejected > 100, "parsed \(parsed), rejected \(rejected)")
+        // Both outcomes are common (the mutations are neither too timid nor too destructive);
+        // proportions, since a sanitizer build gets through fewer inputs before the deadline.
+        #expect(i >= 1000 && parsed * 20 > i && rejected * 20 > i, "\(i) inputs: parsed \(parsed), rejected \(rejected)")
         // Pathological shapes: absurd nesting, long runs, unterminated input.
         for text in [String(repeating: "[", count: 200_000), String(repeating: "{\"a\":", count: 200_000),
                      "\"" + String(repeating: "\\u00e9", count: 100_000), String(repeating: "1", count: 100_000),
@@ -110,7 +112,10 @@ struct FuzzTests {
         let valid = root.isValid
         let decoded = root.decode()
         if valid { #expect(decoded != nil, "isValid but decode() failed") }
-        if let decoded { _ = root.equals(decoded); _ = JSONWriter.string(decoded) }
+        if let decoded {
+            _ = JSONWriter.string(decoded)
+            if valid, !decoded.containsNaN { #expect(root.equals(decoded), "decoded value differs from its bytes") }
+        }
         _ = root.toValue()
         // Walk without decoding, bounded.
         var stack: [(BinaryValue, Int)] = [(root, 0)]
@@ -145,7 +150,7 @@ struct FuzzTests {
         var readable = 0
         let deadline = Date().addingTimeInterval(3)
         var i = 0
-        while i < 30_000 && Date() < deadline {
+        while i < 30_000 && (i < 1000 || Date() < deadline) {
             i += 1
             let original = corpus[m.int(corpus.count)]
             // Truncations of valid documents, and mutations.
@@ -156,7 +161,7 @@ struct FuzzTests {
                 _ = input.withUnsafeBytes { FuzzTests.exercise(UnsafeRawBufferPointer(rebasing: $0[0..<($0.count - 2)])) }
             }
         }
-        #expect(readable > 1000, "only \(readable) inputs had a readable root")
+        #expect(i >= 1000 && readable * 4 > i, "only \(readable) of \(i) inputs had a readable root")
         // Random bytes after a valid header.
         var rng = SplitMix64(seed: 3)
         for _ in 0..<2000 {
@@ -261,7 +266,7 @@ struct FuzzTests {
         var stats = (parsed: 0, syntax: 0, analyzed: 0, executed: 0, rows: 0)
         let deadline = Date().addingTimeInterval(5)
         var i = 0
-        while i < 15_000 && Date() < deadline {
+        while i < 15_000 && (i < 1000 || Date() < deadline) {
             i += 1
             // Mostly the seeds over the test collections (which run), sometimes fixture queries.
             let seed = m.int(3) > 0 ? Self.sqlSeeds[m.int(Self.sqlSeeds.count)] : corpus[m.int(corpus.count)]
@@ -297,6 +302,8 @@ struct FuzzTests {
             do {
                 let again = try SQLParser.parseStatement(printed)
                 #expect(SQLPrinter.print(again) == printed, "printer round trip of \(text)")
+            } catch where error.message.contains("nested too deeply") {
+                // The printer's parentheses can take a deep expression past the nesting limit.
             } catch {
                 Issue.record("printed form does not parse: \(text)\n→ \(printed)\n\(error)")
             }
@@ -317,7 +324,7 @@ struct FuzzTests {
             }
             if stats.parsed % 40 == 0 { corpus.append(text) }
         }
-        #expect(stats.parsed > 200 && stats.syntax > 200 && stats.executed > 100, "\(stats)")
+        #expect(i >= 1000 && stats.parsed * 40 > i && stats.syntax * 4 > i && stats.executed * 100 > i, "\(i) inputs: \(stats)")
         // Pathological texts: refused or run, each in bounded time.
         for text in [String(repeating: "(", count: 100_000), "SELECT " + String(repeating: "'", count: 100_001),
                      "SELECT " + String(repeating: "a.", count: 50_000) + "b FROM t",
@@ -346,7 +353,7 @@ struct FuzzTests {
         var parsed = 0, rejected = 0
         let deadline = Date().addingTimeInterval(4)
         var i = 0
-        while i < 6000 && Date() < deadline {
+        while i < 6000 && (i < 1000 || Date() < deadline) {
             i += 1
             var text = ""
             for _ in 0..<Int.random(in: 0...12, using: &rng) {
@@ -375,7 +382,7 @@ struct FuzzTests {
                 do { _ = try match.execute().allResults() } catch is QueryError {}
             }
         }
-        #expect(parsed > 500 && rejected > 100, "parsed \(parsed), rejected \(rejected)")
+        #expect(i >= 1000 && parsed * 10 > i && rejected * 20 > i, "\(i) inputs: parsed \(parsed), rejected \(rejected)")
         for text in [String(repeating: "(", count: 100_000), String(repeating: "a NEAR ", count: 20_000) + "b",
                      String(repeating: "\"", count: 100_001), String(repeating: "x:", count: 50_000) + "y",
                      Array(repeating: "w", count: 50_000).joined(separator: " OR ")] {
@@ -441,7 +448,7 @@ struct FuzzTests {
         let runner = ConformanceRunner()
         let deadline = Date().addingTimeInterval(6)
         var i = 0
-        while i < 150 && Date() < deadline {
+        while i < 150 && (i < 20 || Date() < deadline) {
             i += 1
             let file = files.randomElement(using: &rng)!
             guard let data = FileManager.default.contents(atPath: file) else { continue }
@@ -468,7 +475,7 @@ struct FuzzTests {
                 ran += 1
             }
         }
-        #expect(loadFailures > 10 && ran > 10, "load failures \(loadFailures), ran \(ran)")
+        #expect(i >= 20 && loadFailures * 10 > i && ran * 10 > i, "\(i) fixtures: load failures \(loadFailures), ran \(ran)")
         // Not JSON at all, empty, a directory, a missing file.
         for junk in ["", "\u{0}\u{1}\u{2}", "[]", "{\"format\": 1}", "{\"format\": 1, \"steps\": \"x\"}"] {
             let path = dir.child("junk.json")
@@ -477,5 +484,17 @@ struct FuzzTests {
             #expect(r.count == 1 && !r[0].passed, "\(junk): \(r)")
         }
         #expect(runner.runFixture(at: dir.child("missing.json")).first?.passed == false)
+    }
+}
+
+extension Value {
+    /// True if a NaN double occurs anywhere in the value (NaN is not equal to itself).
+    var containsNaN: Bool {
+        switch self {
+        case .double(let d): return d.isNaN
+        case .array(let a): return a.contains { $0.containsNaN }
+        case .object(let o): return o.values.contains { $0.containsNaN }
+        default: return false
+        }
     }
 }
