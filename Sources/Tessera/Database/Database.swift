@@ -231,7 +231,10 @@ public final class Database: @unchecked Sendable {
     /// Runs `body` in a read snapshot (the open write transaction when called inside a batch).
     func read<R>(_ body: (Transaction) throws -> R) throws -> R {
         try checkOpen()
-        if let ctx = WriteContext.current, ctx.database === self { return try body(ctx.txn) }
+        if let ctx = WriteContext.current, ctx.database === self {
+            try ctx.flushFullText()
+            return try body(ctx.txn)
+        }
         do {
             return try env.read(body)
         } catch let e as LMDBError {

@@ -21,6 +21,8 @@ final class WriteContext {
     private var countDeltas: [CollectionKey: Int] = [:]
     /// Work to run after commit (updating documents' metadata in memory).
     var afterCommit: [() -> Void] = []
+    /// Full-text postings changes not yet merged into their blocks, by index store.
+    private var fullTextPending: [ObjectIdentifier: FullTextPendingChanges] = [:]
 
     init(database: Database, txn: Transaction) {
         self.database = database
@@ -99,8 +101,32 @@ final class WriteContext {
         catalogChanged = true
     }
 
+    /// The queued full-text changes of an index (created on first use).
+    func pendingFullText(for store: IndexStore) throws -> FullTextPendingChanges {
+        let id = ObjectIdentifier(store)
+        if let p = fullTextPending[id] { return p }
+        let p = try FullTextPendingChanges(store: store, txn: txn)
+        fullTextPending[id] = p
+        return p
+    }
+
+    /// Merges queued full-text changes into their indexes; called before anything reads an
+    /// index inside this transaction, and before commit.
+    func flushFullText() throws {
+        if fullTextPending.isEmpty { return }
+        let pending = fullTextPending.values.sorted { $0.store.table.name < $1.store.table.name }
+        fullTextPending = [:]
+        for p in pending { try p.flush(txn: txn) }
+    }
+
+    /// Forgets the queued changes of an index being dropped.
+    func discardFullText(for store: IndexStore) {
+        fullTextPending[ObjectIdentifier(store)] = nil
+    }
+
     /// Writes counters and catalogue; called just before commit.
     func finish() throws {
+        try flushFullText()
         let meta = database.metaTable
         for (key, seq) in sequences {
             try txn.put(meta, key: Array(("seq:" + key.fullName).utf8), value: withUnsafeBytes(of: seq.littleEndian) { Array($0) })

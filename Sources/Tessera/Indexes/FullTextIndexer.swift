@@ -2,20 +2,20 @@ import LMDB
 
 /// Maintains a full-text index in LMDB and reads it back for `MATCH()`.
 ///
-/// Tables (see `FullTextPostingsCodec`):
-/// - postings `idx:<scope>.<coll>:<name>`: `term ‖ 0x00 ‖ docID` → per column the positions;
-/// - statistics `…:stats`: `docID` → token count (BM25 document length), and under the key
-///   `FF` (never a UTF-8 document ID) the corpus totals (documents, tokens).
+/// Tables (layout in `FullTextPostingsCodec`): postings `idx:<scope>.<coll>:<name>` hold one
+/// entry per (term, block of documents); `…:stats` numbers the documents and keeps the corpus
+/// totals.
 ///
-/// A save tokenizes the old and new text, deletes the postings of terms that disappeared,
-/// writes the others, and adjusts the statistics, all in the document's transaction.
+/// A save tokenizes the old and new text and, in the document's transaction, numbers the
+/// document and queues the postings that changed (`FullTextPendingChanges`); the queue is
+/// merged into the blocks before the transaction commits (or before anything reads the index
+/// inside it), one seek per changed term, so a batch of saves rewrites each block once.
 final class FullTextIndexer: @unchecked Sendable {
     // @unchecked Sendable: immutable after init; the tokenizer is Sendable (pooled workspaces).
     let definition: IndexDefinition
     let tokenizer: FullTextTokenizer
     /// Column names for `column:term` searches: the index expressions as written.
     let columns: [String]
-    static let corpusKey: [UInt8] = [0xFF]
 
     init(definition: IndexDefinition) {
         self.definition = definition
@@ -34,182 +34,491 @@ final class FullTextIndexer: @unchecked Sendable {
         if def.expressions.isEmpty { throw DatabaseError(.invalidIndex, "full-text index '\(def.name)' needs at least one expression") }
     }
 
-    /// The postings (key → value) and token count of one document, or nil if it is outside
-    /// the index (partial `where`) or unreadable.
-    func entries(store: IndexStore, docID: String, body: UnsafeRawBufferPointer, txn: Transaction) -> (postings: [([UInt8], [UInt8])], tokens: Int)? {
-        guard let columns = store.columnValues(body: body, txn: txn) else { return nil }
-        let docKey = Array(docID.utf8)
-        var out: [([UInt8], [UInt8])] = []
-        let count = tokenizer.forEachIndexEntry(for: columns) { term, value in
-            out.append((FullTextPostingsCodec.postingsKey(term: term, docKey: docKey), Array(value)))
-        }
-        return (out, count)
+    // MARK: - Tokenized documents
+
+    /// One document's postings: per distinct term its UTF-8 bytes and its entry body
+    /// (frequency, length, positions), in order of first occurrence.
+    struct DocumentTerms {
+        var termBytes: [UInt8] = []
+        var termEnds: [Int] = []
+        var bodies: [UInt8] = []
+        var bodyEnds: [Int] = []
+        var tokens = 0
+
+        var count: Int { termEnds.count }
+
+        func term(_ i: Int) -> ArraySlice<UInt8> { termBytes[(i == 0 ? 0 : termEnds[i - 1])..<termEnds[i]] }
+        func body(_ i: Int) -> ArraySlice<UInt8> { bodies[(i == 0 ? 0 : bodyEnds[i - 1])..<bodyEnds[i]] }
     }
 
+    /// The postings of one document, or nil if it is outside the index (partial `where`) or
+    /// unreadable.
+    func terms(store: IndexStore, body: UnsafeRawBufferPointer, txn: Transaction) -> DocumentTerms? {
+        guard let columns = store.columnValues(body: body, txn: txn) else { return nil }
+        var out = DocumentTerms()
+        var positions: [UInt8] = []
+        var positionEnds: [Int] = []
+        var frequencies: [Int] = []
+        out.tokens = tokenizer.forEachIndexEntry(for: columns) { term, value in
+            out.termBytes.append(contentsOf: term)
+            out.termEnds.append(out.termBytes.count)
+            positions.append(contentsOf: value)
+            positionEnds.append(positions.count)
+            frequencies.append((try? FullTextPostingsCodec.positionCount(UnsafeRawBufferPointer(value))) ?? 0)
+        }
+        positions.withUnsafeBytes { all in
+            var start = 0
+            for i in 0..<positionEnds.count {
+                FullTextPostingsCodec.appendEntryBody(frequency: frequencies[i], length: out.tokens,
+                                                      positions: UnsafeRawBufferPointer(rebasing: all[start..<positionEnds[i]]), to: &out.bodies)
+                out.bodyEnds.append(out.bodies.count)
+                start = positionEnds[i]
+            }
+        }
+        return out
+    }
+
+    // MARK: - Maintenance
+
+    /// Replaces one document's postings: `old` body out, `new` body in. Writes the document
+    /// numbering now and queues the postings on the write transaction.
     func update(store: IndexStore, txn: Transaction, docID: String, old: UnsafeRawBufferPointer?, new: UnsafeRawBufferPointer?) throws {
-        let before = old.flatMap { entries(store: store, docID: docID, body: $0, txn: txn) }
-        let after = new.flatMap { entries(store: store, docID: docID, body: $0, txn: txn) }
+        let before = old.flatMap { terms(store: store, body: $0, txn: txn) }
+        let after = new.flatMap { terms(store: store, body: $0, txn: txn) }
         if before == nil && after == nil { return }
-        var newKeys: [[UInt8]: [UInt8]] = [:]
-        for (k, v) in after?.postings ?? [] { newKeys[k] = v }
-        var oldKeys: [[UInt8]: [UInt8]] = [:]
-        for (k, v) in before?.postings ?? [] { oldKeys[k] = v }
-        for (k, _) in before?.postings ?? [] where newKeys[k] == nil { try txn.delete(store.table, key: k) }
-        for (k, v) in after?.postings ?? [] where oldKeys[k] != v { try txn.put(store.table, key: k, value: v) }
         guard let stats = store.statsTable else { return }
-        let docKey = Array(docID.utf8)
-        var corpus = try corpusStatistics(txn: txn, stats: stats)
+        let context = WriteContext.current
+        let pending = try context?.pendingFullText(for: store) ?? FullTextPendingChanges(store: store, txn: txn)
+
+        let idBytes = Array(docID.utf8)
+        let numberKey = FullTextPostingsCodec.documentNumberKey(idBytes)
+        let number: UInt32
+        if before != nil {
+            guard let raw = try txn.get(stats, key: numberKey), raw.count == 4 else {
+                throw DatabaseError(.corrupt, "full-text index '\(definition.name)' has no number for document '\(docID)' (run an integrity check)")
+            }
+            number = FullTextPostingsCodec.readBigEndian(raw, at: 0)
+        } else {
+            number = pending.state.nextDocument
+            guard number < UInt32.max else { throw DatabaseError(.limitReached, "full-text index '\(definition.name)' has numbered 2³² documents; rebuild it") }
+            pending.state.nextDocument += 1
+            var value: [UInt8] = []
+            FullTextPostingsCodec.appendBigEndian(number, to: &value)
+            try txn.put(stats, key: numberKey, value: value)
+            try txn.put(stats, key: FullTextPostingsCodec.documentIDKey(number), value: idBytes)
+        }
+
+        var oldBodies: [ArraySlice<UInt8>: ArraySlice<UInt8>] = [:]
         if let b = before {
-            corpus.documentCount -= 1
-            corpus.totalTokens -= b.tokens
-            if after == nil { try txn.delete(stats, key: docKey) }
+            pending.state.statistics.documentCount -= 1
+            pending.state.statistics.totalTokens -= b.tokens
+            for i in 0..<b.count { oldBodies[b.term(i)] = b.body(i) }
         }
         if let a = after {
-            corpus.documentCount += 1
-            corpus.totalTokens += a.tokens
-            try txn.put(stats, key: docKey, value: FullTextPostingsCodec.encodeDocumentLength(a.tokens))
+            pending.state.statistics.documentCount += 1
+            pending.state.statistics.totalTokens += a.tokens
+            for i in 0..<a.count {
+                let term = a.term(i)
+                let body = a.body(i)
+                if let previous = oldBodies.removeValue(forKey: term), previous == body { continue }
+                pending.add(term: term, document: number, body: body)
+            }
+        } else {
+            try txn.delete(stats, key: numberKey)
+            try txn.delete(stats, key: FullTextPostingsCodec.documentIDKey(number))
         }
-        try txn.put(stats, key: FullTextIndexer.corpusKey, value: FullTextPostingsCodec.encodeCorpusStatistics(corpus))
+        for term in oldBodies.keys { pending.add(term: term, document: number, body: nil) }
+        if context == nil { try pending.flush(txn: txn) }
+        else if pending.isLarge { try pending.flush(txn: txn) }
     }
 
-    func corpusStatistics(txn: Transaction, stats: Table) throws -> FullTextCorpusStatistics {
-        guard let raw = try txn.get(stats, key: FullTextIndexer.corpusKey) else {
-            return FullTextCorpusStatistics(documentCount: 0, totalTokens: 0)
+    /// The stored corpus totals and next document number.
+    static func indexState(txn: Transaction, stats: Table) throws -> FullTextIndexState {
+        guard let raw = try txn.get(stats, key: FullTextPostingsCodec.corpusKey) else {
+            return FullTextIndexState(statistics: FullTextCorpusStatistics(documentCount: 0, totalTokens: 0), nextDocument: 0)
         }
-        return try FullTextPostingsCodec.decodeCorpusStatistics(Array(raw))
+        do {
+            return try FullTextPostingsCodec.decodeIndexState(raw)
+        } catch {
+            throw DatabaseError(.corrupt, "full-text index statistics are unreadable (an index written by an older Tessera must be deleted and created again): \(error)")
+        }
     }
 
-    /// Builds the index over every live document: postings grouped by term (documents come
-    /// in ID order, so each term's list is already sorted), then appended in key order.
+    /// Builds the index over every live document: documents are numbered in ID order, each
+    /// term's postings are collected in number order, and blocks are appended in key order.
     func backfill(store: IndexStore, txn: Transaction, docs: Table) throws {
         guard let stats = store.statsTable else { return }
-        var byTerm: [[UInt8]: [UInt8]] = [:]  // term → (varint docKey length, docKey, varint value length, value)*
-        var lengths: [([UInt8], Int)] = []
-        var corpus = FullTextCorpusStatistics(documentCount: 0, totalTokens: 0)
+        let pending = FullTextPendingChanges(store: store, state: FullTextIndexState(statistics: FullTextCorpusStatistics(documentCount: 0, totalTokens: 0), nextDocument: 0))
+        var ids: [[UInt8]] = []
         try txn.withCursor(docs) { c in
             try c.forEach { k, v in
                 guard let h = DocumentRecord.header(v), !h.deleted else { return true }
-                guard let columns = store.columnValues(body: DocumentRecord.body(v), txn: txn) else { return true }
-                let docKey = Array(k)
-                let count = tokenizer.forEachIndexEntry(for: columns) { term, value in
-                    let t = Array(term)
-                    byTerm[t, default: []].appendPosting(docKey: docKey, value: value)
-                }
-                lengths.append((docKey, count))
-                corpus.documentCount += 1
-                corpus.totalTokens += count
+                guard let t = terms(store: store, body: DocumentRecord.body(v), txn: txn) else { return true }
+                let number = UInt32(ids.count)
+                ids.append(Array(k))
+                for i in 0..<t.count { pending.add(term: t.term(i), document: number, body: t.body(i)) }
+                pending.state.statistics.documentCount += 1
+                pending.state.statistics.totalTokens += t.tokens
+                if pending.isLarge { try pending.flush(txn: txn, writeState: false) }
                 return true
             }
         }
-        for term in byTerm.keys.sorted(by: { $0.lexicographicallyPrecedes($1) }) {
-            let list = byTerm[term]!
-            var i = 0
-            while i < list.count {
-                let (docKey, value, next) = list.readPosting(at: i)
-                var key = term
-                key.append(FullTextPostingsCodec.separator)
-                key.append(contentsOf: docKey)
-                try txn.put(store.table, key: key, value: Array(value), flags: .append)
-                i = next
-            }
+        pending.state.nextDocument = UInt32(ids.count)
+        // Numbering first (0x01…, then 0x02…, in key order), the corpus key 0xFF last.
+        for (n, id) in ids.enumerated() {
+            var value: [UInt8] = []
+            FullTextPostingsCodec.appendBigEndian(UInt32(n), to: &value)
+            try txn.put(stats, key: FullTextPostingsCodec.documentNumberKey(id), value: value, flags: .append)
         }
-        for (docKey, count) in lengths { try txn.put(stats, key: docKey, value: FullTextPostingsCodec.encodeDocumentLength(count), flags: .append) }
-        try txn.put(stats, key: FullTextIndexer.corpusKey, value: FullTextPostingsCodec.encodeCorpusStatistics(corpus))
+        for (n, id) in ids.enumerated() {
+            try txn.put(stats, key: FullTextPostingsCodec.documentIDKey(UInt32(n)), value: id, flags: .append)
+        }
+        try pending.flush(txn: txn)
     }
 
-    /// Compares postings and statistics with those recomputed from the documents.
+    // MARK: - Integrity
+
+    /// Compares postings, numbering and statistics with those recomputed from the documents.
     func check(store: IndexStore, txn: Transaction, docs: Table, entries count: inout Int) throws -> [String] {
-        var expected: [[UInt8]: [UInt8]] = [:]
-        var lengths: [[UInt8]: Int] = [:]
-        var corpus = FullTextCorpusStatistics(documentCount: 0, totalTokens: 0)
-        try txn.withCursor(docs) { c in
+        let name = "\(store.collection):\(definition.name)"
+        var problems: [String] = []
+        guard let stats = store.statsTable else { return problems }
+        func report(_ s: String) { if problems.count < 100 { problems.append("\(name): " + s) } }
+
+        // Numbering: both directions must agree.
+        var numberOf: [[UInt8]: UInt32] = [:]
+        var idOf: [UInt32: [UInt8]] = [:]
+        try txn.withCursor(stats) { c in
             try c.forEach { k, v in
-                guard let h = DocumentRecord.header(v), !h.deleted else { return true }
-                let id = String(decoding: k, as: UTF8.self)
-                if let e = entries(store: store, docID: id, body: DocumentRecord.body(v), txn: txn) {
-                    for (key, value) in e.postings { expected[key] = value }
-                    lengths[Array(k)] = e.tokens
-                    corpus.documentCount += 1
-                    corpus.totalTokens += e.tokens
+                if k.first == 0x01, v.count == 4 {
+                    numberOf[Array(k.dropFirst())] = FullTextPostingsCodec.readBigEndian(v, at: 0)
+                } else if k.first == 0x02, k.count == 5 {
+                    idOf[FullTextPostingsCodec.readBigEndian(k, at: 1)] = Array(v)
+                } else if Array(k) != FullTextPostingsCodec.corpusKey {
+                    report("unexpected statistics entry \(Array(k).prefix(16))")
                 }
                 return true
             }
         }
-        let name = "\(store.collection):\(definition.name)"
-        var problems: [String] = []
-        var seen = 0
-        try txn.withCursor(store.table) { c in
+        let state = try FullTextIndexer.indexState(txn: txn, stats: stats)
+        for (id, n) in numberOf {
+            if idOf[n] != id { report("document '\(String(decoding: id, as: UTF8.self))' has number \(n), which names another document") }
+            if n >= state.nextDocument { report("document number \(n) is not below the next free number \(state.nextDocument)") }
+        }
+        if idOf.count != numberOf.count { report("\(idOf.count) numbers name \(numberOf.count) numbered documents") }
+
+        // Expected postings, recomputed from the documents.
+        let expected = FullTextPendingChanges(store: store, state: state)
+        var corpus = FullTextCorpusStatistics(documentCount: 0, totalTokens: 0)
+        try txn.withCursor(docs) { c in
             try c.forEach { k, v in
-                seen += 1
-                let key = Array(k)
-                let split = FullTextPostingsCodec.splitPostingsKey(key)
-                let what = "term '\(split?.term ?? "?")' of document '\(String(decoding: split?.docKey ?? [], as: UTF8.self))'"
-                if let e = expected.removeValue(forKey: key) {
-                    if e != Array(v) { problems.append("\(name): wrong positions for \(what)") }
-                } else {
-                    problems.append("\(name): stale posting for \(what)")
-                }
-                return problems.count < 100
-            }
-        }
-        count += seen
-        for key in expected.keys.prefix(100) {
-            let split = FullTextPostingsCodec.splitPostingsKey(key)
-            problems.append("\(name): missing posting for term '\(split?.term ?? "?")' of document '\(String(decoding: split?.docKey ?? [], as: UTF8.self))'")
-        }
-        if let stats = store.statsTable {
-            let stored = try corpusStatistics(txn: txn, stats: stats)
-            if stored != corpus {
-                problems.append("\(name): corpus statistics say \(stored.documentCount) documents / \(stored.totalTokens) tokens, expected \(corpus.documentCount) / \(corpus.totalTokens)")
-            }
-            try txn.withCursor(stats) { c in
-                try c.forEach { k, v in
-                    let key = Array(k)
-                    if key == FullTextIndexer.corpusKey { return true }
-                    if let want = lengths.removeValue(forKey: key) {
-                        if (try? FullTextPostingsCodec.decodeDocumentLength(Array(v))) != want {
-                            problems.append("\(name): wrong length for document '\(String(decoding: key, as: UTF8.self))'")
-                        }
-                    } else {
-                        problems.append("\(name): stale length for document '\(String(decoding: key, as: UTF8.self))'")
-                    }
+                guard let h = DocumentRecord.header(v), !h.deleted else { return true }
+                let id = Array(k)
+                guard let t = terms(store: store, body: DocumentRecord.body(v), txn: txn) else {
+                    if numberOf[id] != nil { report("document '\(String(decoding: id, as: UTF8.self))' is outside the index but numbered") }
                     return true
                 }
+                corpus.documentCount += 1
+                corpus.totalTokens += t.tokens
+                guard let n = numberOf.removeValue(forKey: id) else {
+                    report("document '\(String(decoding: id, as: UTF8.self))' has no number")
+                    return true
+                }
+                for i in 0..<t.count { expected.add(term: t.term(i), document: n, body: t.body(i)) }
+                return true
             }
-            for key in lengths.keys.prefix(20) {
-                problems.append("\(name): missing length for document '\(String(decoding: key, as: UTF8.self))'")
+        }
+        for id in numberOf.keys.prefix(20) { report("stale number for document '\(String(decoding: id, as: UTF8.self))'") }
+        if state.statistics != corpus {
+            report("corpus statistics say \(state.statistics.documentCount) documents / \(state.statistics.totalTokens) tokens, expected \(corpus.documentCount) / \(corpus.totalTokens)")
+        }
+
+        // Stored postings, block by block, against the expected lists.
+        var seen = Set<Int32>()
+        var entries = 0
+        try expected.bodies.withUnsafeBytes { bodies in
+            var currentTerm: [UInt8]? = nil
+            var want: [PendingPosting] = []
+            var w = 0
+            var lastDocument: Int64 = -1
+            func finishTerm() {
+                guard let t = currentTerm else { return }
+                while w < want.count {
+                    report("missing posting for term '\(String(decoding: t, as: UTF8.self))' of document \(describe(want[w].document))")
+                    w += 1
+                }
             }
+            func describe(_ n: UInt32) -> String {
+                idOf[n].map { "'" + String(decoding: $0, as: UTF8.self) + "'" } ?? "#\(n)"
+            }
+            try txn.withCursor(store.table) { c in
+                try c.forEach { k, v in
+                    guard let (termRaw, first) = FullTextPostingsCodec.splitBlockKey(k) else {
+                        report("unreadable postings key \(Array(k).prefix(16))")
+                        return problems.count < 100
+                    }
+                    let term = Array(termRaw)
+                    if term != currentTerm {
+                        finishTerm()
+                        currentTerm = term
+                        w = 0
+                        lastDocument = -1
+                        if let id = expected.termIndex[term] {
+                            seen.insert(id)
+                            want = expected.sortedChanges(id)
+                        } else {
+                            want = []
+                        }
+                    }
+                    if Int64(first) <= lastDocument { report("blocks of term '\(String(decoding: term, as: UTF8.self))' overlap at document \(first)") }
+                    var it = PostingBlockIterator(value: v, firstDocument: first)
+                    do {
+                        while let e = try it.next() {
+                            entries += 1
+                            lastDocument = Int64(e.document)
+                            while w < want.count && want[w].document < e.document {
+                                report("missing posting for term '\(String(decoding: term, as: UTF8.self))' of document \(describe(want[w].document))")
+                                w += 1
+                            }
+                            if w < want.count && want[w].document == e.document {
+                                let expectedBody = UnsafeRawBufferPointer(rebasing: bodies[Int(want[w].start)..<Int(want[w].start + want[w].count)])
+                                if !expectedBody.elementsEqual(e.body) {
+                                    report("wrong frequency, length or positions for term '\(String(decoding: term, as: UTF8.self))' of document \(describe(e.document))")
+                                }
+                                w += 1
+                            } else {
+                                report("stale posting for term '\(String(decoding: term, as: UTF8.self))' of document \(describe(e.document))")
+                            }
+                        }
+                    } catch {
+                        report("block of term '\(String(decoding: term, as: UTF8.self))' at document \(first): \(error)")
+                    }
+                    return problems.count < 100
+                }
+            }
+            finishTerm()
+        }
+        count += entries
+        for (term, id) in expected.termIndex where !seen.contains(id) {
+            report("missing postings for term '\(String(decoding: term, as: UTF8.self))'")
         }
         return problems
     }
 }
 
-extension Array where Element == UInt8 {
-    /// Appends `varint(len) docKey varint(len) value`.
-    mutating func appendPosting(docKey: [UInt8], value: UnsafeBufferPointer<UInt8>) {
-        FullTextPostingsCodec.appendVarint(UInt64(docKey.count), to: &self)
-        append(contentsOf: docKey)
-        FullTextPostingsCodec.appendVarint(UInt64(value.count), to: &self)
-        append(contentsOf: value)
+/// One queued posting: a document's entry body in `FullTextPendingChanges.bodies`, or a removal.
+struct PendingPosting {
+    var document: UInt32
+    var start: UInt32
+    /// Body length; `UInt32.max` marks a removal.
+    var count: UInt32
+
+    var isRemoval: Bool { count == UInt32.max }
+}
+
+/// Postings changes of one index waiting to be merged into its blocks, grouped by term.
+///
+/// Saves in a write transaction append here; `flush` sorts each term's changes by document
+/// (the last change of a document wins), then rewrites only the blocks they fall in. New
+/// documents have the highest numbers, so a bulk load appends to each term's last block.
+final class FullTextPendingChanges {
+    let store: IndexStore
+    var state: FullTextIndexState
+    var termIndex: [[UInt8]: Int32] = [:]
+    var terms: [[UInt8]] = []
+    var changes: [[PendingPosting]] = []
+    var ordered: [Bool] = []
+    var bodies: [UInt8] = []
+    var postingCount = 0
+
+    init(store: IndexStore, state: FullTextIndexState) {
+        self.store = store
+        self.state = state
     }
 
-    /// Reads one entry written by `appendPosting`; returns the offset of the next.
-    func readPosting(at i: Int) -> (ArraySlice<UInt8>, ArraySlice<UInt8>, Int) {
-        var p = i
-        func varint() -> Int {
-            var v = 0, shift = 0
-            while true {
-                let b = self[p]; p += 1
-                v |= Int(b & 0x7F) << shift
-                if b < 0x80 { return v }
-                shift += 7
+    convenience init(store: IndexStore, txn: Transaction) throws {
+        guard let stats = store.statsTable else { throw DatabaseError(.corrupt, "full-text index without statistics") }
+        self.init(store: store, state: try FullTextIndexer.indexState(txn: txn, stats: stats))
+    }
+
+    /// Large enough to merge now rather than keep growing.
+    var isLarge: Bool { postingCount >= 4_000_000 || bodies.count >= 1 << 28 }
+
+    /// Queues a document's new entry for a term (nil body: the document loses the term).
+    func add(term: ArraySlice<UInt8>, document: UInt32, body: ArraySlice<UInt8>?) {
+        let id: Int32
+        if let existing = termIndex[Array(term)] {
+            id = existing
+        } else {
+            id = Int32(terms.count)
+            let t = Array(term)
+            termIndex[t] = id
+            terms.append(t)
+            changes.append([])
+            ordered.append(true)
+        }
+        var p = PendingPosting(document: document, start: UInt32(bodies.count), count: UInt32.max)
+        if let body {
+            bodies.append(contentsOf: body)
+            p.count = UInt32(body.count)
+        }
+        let i = Int(id)
+        if let last = changes[i].last, last.document > document { ordered[i] = false }
+        changes[i].append(p)
+        postingCount += 1
+    }
+
+    /// The changes of a term in ascending document order, one per document (the last queued).
+    func sortedChanges(_ id: Int32) -> [PendingPosting] {
+        let i = Int(id)
+        var list = changes[i]
+        if !ordered[i] {
+            list = list.enumerated().sorted { ($0.element.document, $0.offset) < ($1.element.document, $1.offset) }.map(\.element)
+        }
+        var out: [PendingPosting] = []
+        out.reserveCapacity(list.count)
+        for p in list {
+            if let last = out.last, last.document == p.document { out[out.count - 1] = p } else { out.append(p) }
+        }
+        return out
+    }
+
+    /// Merges every queued change into the postings blocks and writes the corpus totals.
+    func flush(txn: Transaction, writeState: Bool = true) throws {
+        if postingCount > 0 {
+            let table = store.table
+            let empty = try txn.withCursor(table) { try !$0.first() }
+            let order = terms.indices.sorted { terms[$0].lexicographicallyPrecedes(terms[$1]) }
+            try bodies.withUnsafeBytes { allBodies in
+                try txn.withCursor(table) { cursor in
+                    var writer = BlockWriter(txn: txn, table: table, append: empty)
+                    for t in order where !changes[t].isEmpty {
+                        let list = sortedChanges(Int32(t))
+                        let entries = list.map { p in
+                            (p.document, p.isRemoval ? nil : UnsafeRawBufferPointer(rebasing: allBodies[Int(p.start)..<Int(p.start + p.count)]))
+                        }
+                        if empty {
+                            try writer.write(term: terms[t], entries: entries.compactMap { d, b in b.map { (d, $0) } })
+                        } else {
+                            try merge(term: terms[t], changes: entries, cursor: cursor, txn: txn, writer: &writer)
+                        }
+                    }
+                }
             }
         }
-        let kl = varint()
-        let key = self[p..<(p + kl)]; p += kl
-        let vl = varint()
-        let value = self[p..<(p + vl)]; p += vl
-        return (key, value, p)
+        termIndex = [:]
+        terms = []
+        changes = []
+        ordered = []
+        bodies = []
+        postingCount = 0
+        if writeState, let stats = store.statsTable {
+            try txn.put(stats, key: FullTextPostingsCodec.corpusKey, value: FullTextPostingsCodec.encodeIndexState(state))
+        }
+    }
+
+    /// Applies one term's changes (ascending, unique documents) to its blocks: each block a
+    /// change falls in is read, merged with the changes before the next block, and rewritten.
+    private func merge(term: [UInt8], changes: [(UInt32, UnsafeRawBufferPointer?)], cursor c: Cursor, txn: Transaction, writer: inout BlockWriter) throws {
+        func isTerm(_ key: UnsafeRawBufferPointer) -> Bool {
+            key.count == term.count + 5 && key[term.count] == 0 && key.starts(with: term)
+        }
+        var i = 0
+        while i < changes.count {
+            let seekKey = term.withUnsafeBytes { FullTextPostingsCodec.blockKey(term: $0, firstDocument: changes[i].0) }
+            // The block holding the first change: the last one starting at or before it, else
+            // the term's first block, else none.
+            var found = try c.seek(seekKey)
+            var onBlock = found && compareKeys(c.key, seekKey) == 0
+            if !onBlock {
+                let after = found && isTerm(c.key)
+                let moved = found ? try c.prev() : try c.last()
+                if moved && isTerm(c.key) {
+                    onBlock = true
+                } else if after {
+                    found = try c.seek(seekKey)
+                    onBlock = found
+                }
+            }
+            var existing: UnsafeMutableRawBufferPointer? = nil
+            var blockKey: [UInt8]? = nil
+            var first: UInt32 = 0
+            var nextFirst = UInt64.max
+            if onBlock {
+                blockKey = Array(c.key)
+                first = FullTextPostingsCodec.readBigEndian(c.key, at: c.key.count - 4)
+                let copy = UnsafeMutableRawBufferPointer.allocate(byteCount: c.value.count, alignment: 1)
+                copy.copyMemory(from: c.value)
+                existing = copy
+                if try c.next(), isTerm(c.key) {
+                    nextFirst = UInt64(FullTextPostingsCodec.readBigEndian(c.key, at: c.key.count - 4))
+                }
+            }
+            defer { existing?.deallocate() }
+            var j = i
+            while j < changes.count && UInt64(changes[j].0) < nextFirst { j += 1 }
+            var merged: [(UInt32, UnsafeRawBufferPointer)] = []
+            var it = PostingBlockIterator(value: UnsafeRawBufferPointer(existing ?? UnsafeMutableRawBufferPointer(start: nil, count: 0)), firstDocument: first)
+            var k = i
+            var current = try it.next()
+            while current != nil || k < j {
+                if let e = current, k >= j || e.document < changes[k].0 {
+                    merged.append((e.document, e.body))
+                    current = try it.next()
+                } else {
+                    let (d, body) = changes[k]
+                    if let e = current, e.document == d { current = try it.next() }
+                    if let body { merged.append((d, body)) }
+                    k += 1
+                }
+            }
+            if let blockKey { try txn.delete(store.table, key: blockKey) }
+            try writer.write(term: term, entries: merged)
+            i = j
+        }
+    }
+
+}
+
+/// Cuts a term's entries into blocks of about `FullTextPostingsCodec.blockTargetBytes`.
+struct BlockWriter {
+    let txn: Transaction
+    let table: Table
+    /// Keys arrive in ascending order into an empty table: use LMDB's append mode.
+    let append: Bool
+    var value: [UInt8] = []
+
+    init(txn: Transaction, table: Table, append: Bool) {
+        self.txn = txn
+        self.table = table
+        self.append = append
+        value.reserveCapacity(FullTextPostingsCodec.blockTargetBytes + 256)
+    }
+
+    mutating func write(term: [UInt8], entries: [(UInt32, UnsafeRawBufferPointer)]) throws {
+        var first: UInt32 = 0
+        var previous: UInt32 = 0
+        value.removeAll(keepingCapacity: true)
+        for (d, body) in entries {
+            if value.isEmpty {
+                first = d
+                value.append(0)
+            } else {
+                FullTextPostingsCodec.appendVarint(UInt64(d - previous), to: &value)
+            }
+            value.append(contentsOf: body)
+            previous = d
+            if value.count >= FullTextPostingsCodec.blockTargetBytes {
+                try put(term: term, first: first)
+            }
+        }
+        if !value.isEmpty { try put(term: term, first: first) }
+    }
+
+    private mutating func put(term: [UInt8], first: UInt32) throws {
+        let key = term.withUnsafeBytes { FullTextPostingsCodec.blockKey(term: $0, firstDocument: first) }
+        try txn.put(table, key: key, value: value, flags: append ? .append : [])
+        value.removeAll(keepingCapacity: true)
     }
 }
 
@@ -220,14 +529,39 @@ struct LMDBPostingsReader: PostingsReader {
     let postings: Table
     let stats: Table
 
-    private func collect(prefix: [UInt8], column: Int?, termFilter: ((UnsafeRawBufferPointer) -> Bool)? = nil) throws -> [Posting<[UInt8]>] {
-        var out: [Posting<[UInt8]>] = []
+    func postings(forTerm term: String, positions: Bool) throws -> PostingList {
+        let prefix = FullTextPostingsCodec.termKeyPrefix(term)
+        var list = PostingList(hasPositions: positions)
         try txn.withCursor(postings) { c in
-            try c.forEach(prefix: prefix) { k, v in
-                guard let sep = k.firstIndex(of: FullTextPostingsCodec.separator) else { return true }
-                let docKey = Array(k[(sep + 1)...])
-                for col in try FullTextPostingsCodec.decodePositions(v) where column == nil || col.column == column {
-                    out.append(Posting(doc: docKey, column: col.column, positions: col.positions))
+            var ok = try c.seek(prefix)
+            while ok && c.key.count == prefix.count + 4 && hasPrefix(c.key, prefix) {
+                let first = FullTextPostingsCodec.readBigEndian(c.key, at: prefix.count)
+                var it = PostingBlockIterator(value: c.value, firstDocument: first)
+                while let e = try it.next() {
+                    list.append(document: e.document, frequency: e.frequency, length: e.length, positions: e.positions)
+                }
+                ok = try c.next()
+            }
+        }
+        return list
+    }
+
+    func postings(forPrefix prefix: String, positions: Bool) throws -> [PostingList] {
+        let start = FullTextPostingsCodec.prefixScanKey(prefix)
+        var out: [PostingList] = []
+        var currentTerm: [UInt8]? = nil
+        try txn.withCursor(postings) { c in
+            try c.forEach(prefix: start) { k, v in
+                guard let (term, first) = FullTextPostingsCodec.splitBlockKey(k) else {
+                    throw FullTextIndexCorruption("unreadable postings key")
+                }
+                if currentTerm == nil || !term.elementsEqual(currentTerm!) {
+                    currentTerm = Array(term)
+                    out.append(PostingList(hasPositions: positions))
+                }
+                var it = PostingBlockIterator(value: v, firstDocument: first)
+                while let e = try it.next() {
+                    out[out.count - 1].append(document: e.document, frequency: e.frequency, length: e.length, positions: e.positions)
                 }
                 return true
             }
@@ -235,23 +569,11 @@ struct LMDBPostingsReader: PostingsReader {
         return out
     }
 
-    func postings(forTerm term: String, column: Int?) throws -> [Posting<[UInt8]>] {
-        try collect(prefix: FullTextPostingsCodec.termKeyPrefix(term), column: column)
-    }
-
-    func postings(forPrefix prefix: String, column: Int?) throws -> [Posting<[UInt8]>] {
-        try collect(prefix: FullTextPostingsCodec.prefixScanKey(prefix), column: column)
-    }
-
     func corpusStatistics() throws -> FullTextCorpusStatistics {
-        guard let raw = try txn.get(stats, key: FullTextIndexer.corpusKey) else {
-            return FullTextCorpusStatistics(documentCount: 0, totalTokens: 0)
-        }
-        return try FullTextPostingsCodec.decodeCorpusStatistics(Array(raw))
+        try FullTextIndexer.indexState(txn: txn, stats: stats).statistics
     }
 
-    func documentLength(_ doc: [UInt8]) throws -> Int {
-        guard let raw = try txn.get(stats, key: doc) else { return 0 }
-        return try FullTextPostingsCodec.decodeDocumentLength(Array(raw))
+    func documentKey(forNumber number: UInt32) throws -> [UInt8]? {
+        try txn.get(stats, key: FullTextPostingsCodec.documentIDKey(number)).map { Array($0) }
     }
 }

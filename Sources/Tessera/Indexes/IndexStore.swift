@@ -55,6 +55,7 @@ final class IndexStore: @unchecked Sendable {
     }
 
     func drop(txn: Transaction) throws {
+        WriteContext.current?.discardFullText(for: self)
         try txn.drop(table, delete: true)
         if let statsTable { try txn.drop(statsTable, delete: true) }
     }

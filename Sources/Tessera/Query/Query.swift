@@ -152,6 +152,7 @@ public final class Query: @unchecked Sendable {
         let owned: Transaction?
         let txn: Transaction
         if let ctx = WriteContext.current, ctx.database === database {
+            try ctx.flushFullText()
             txn = ctx.txn
             owned = nil
         } else {

@@ -48,49 +48,55 @@ struct FullTextPostingsCodecTests {
         #expect(throws: FullTextIndexCorruption.self) { try FullTextPostingsCodec.decodePositions([0x80]) }
         #expect(throws: FullTextIndexCorruption.self) { try FullTextPostingsCodec.decodePositions([0]) }
         #expect(throws: FullTextIndexCorruption.self) { try FullTextPostingsCodec.decodePositions([0, 9, 1]) }
-        #expect(throws: FullTextIndexCorruption.self) { try FullTextPostingsCodec.decodeDocumentLength([]) }
+        #expect(throws: FullTextIndexCorruption.self) { try [UInt8]([0, 0x80]).withUnsafeBytes { try FullTextPostingsCodec.positionCount($0) } }
     }
 
-    @Test func statsRoundTrip() throws {
-        for n in [0, 1, 127, 128, 1 << 20, Int(Int32.max)] {
-            #expect(try FullTextPostingsCodec.decodeDocumentLength(FullTextPostingsCodec.encodeDocumentLength(n)) == n)
-        }
-        let s = FullTextCorpusStatistics(documentCount: 100_000, totalTokens: 8_000_000)
-        #expect(try FullTextPostingsCodec.decodeCorpusStatistics(FullTextPostingsCodec.encodeCorpusStatistics(s)) == s)
-        #expect(s.averageDocumentLength == 80)
+    @Test func positionCountSumsColumns() throws {
+        let cols = [FullTextColumnPositions(column: 0, positions: [1, 5, 200]), FullTextColumnPositions(column: 3, positions: [7])]
+        #expect(try FullTextPostingsCodec.encodePositions(cols).withUnsafeBytes { try FullTextPostingsCodec.positionCount($0) } == 4)
+        #expect(FullTextCorpusStatistics(documentCount: 100_000, totalTokens: 8_000_000).averageDocumentLength == 80)
         #expect(FullTextCorpusStatistics(documentCount: 0, totalTokens: 0).averageDocumentLength == 0)
     }
 
-    @Test func keysSortByTermThenDocument() throws {
-        let keys = [("runner", "a"), ("run", "b"), ("ru", "z"), ("run", "a"), ("rum", "q"), ("s", "")]
-            .map { FullTextPostingsCodec.postingsKey(term: $0.0, docKey: docKey($0.1)) }
+    @Test func blockKeysSortByTermThenDocument() throws {
+        let keys = [("runner", 1), ("run", 300), ("ru", 9), ("run", 2), ("rum", 0), ("s", UInt32.max)]
+            .map { FullTextPostingsCodec.blockKey(term: $0.0, firstDocument: UInt32($0.1)) }
             .sorted { $0.lexicographicallyPrecedes($1) }
-        let decoded = keys.map { FullTextPostingsCodec.splitPostingsKey($0)! }
-        #expect(decoded.map(\.term) == ["ru", "rum", "run", "run", "runner", "s"])
-        #expect(decoded.map { String(decoding: $0.docKey, as: UTF8.self) } == ["z", "q", "a", "b", "a", ""])
+        let decoded = keys.map { k in k.withUnsafeBytes { raw in
+            FullTextPostingsCodec.splitBlockKey(raw).map { (String(decoding: $0.term, as: UTF8.self), $0.firstDocument) }! } }
+        #expect(decoded.map(\.0) == ["ru", "rum", "run", "run", "runner", "s"])
+        // Big-endian numbers: blocks of one term come in document order.
+        #expect(decoded.map(\.1) == [9, 0, 2, 300, 1, UInt32.max])
         // Exact term range: keys starting with term ‖ 0x00; prefix range: keys starting with the prefix.
         let exact = FullTextPostingsCodec.termKeyPrefix("run")
         #expect(keys.filter { $0.starts(with: exact) }.count == 2)
         let prefix = FullTextPostingsCodec.prefixScanKey("run")
         #expect(keys.filter { $0.starts(with: prefix) }.count == 3)
-        #expect(FullTextPostingsCodec.splitPostingsKey([1, 2, 3]) == nil)
-        // A document key may itself contain 0x00: only the first separator splits.
-        let k = FullTextPostingsCodec.postingsKey(term: "t", docKey: [0, 7])
-        #expect(FullTextPostingsCodec.splitPostingsKey(k)!.docKey == [0, 7])
+        #expect([UInt8]([1, 2, 3]).withUnsafeBytes { FullTextPostingsCodec.splitBlockKey($0) } == nil)
+        #expect([UInt8]([0x61, 1, 0, 0, 0, 1]).withUnsafeBytes { FullTextPostingsCodec.splitBlockKey($0) } == nil)
     }
 
-    @Test func inMemoryReaderScansLikeLMDB() throws {
+    @Test func inMemoryReaderListsByDocumentNumber() throws {
         let t = FullTextTokenizer(language: "")
         let r = InMemoryPostingsReader()
-        r.add(document: docKey("1"), columns: ["run runner", "ru"], tokenizer: t)
+        r.add(document: docKey("1"), columns: ["run runner run", "ru"], tokenizer: t)
         r.add(document: docKey("2"), columns: ["rum", "run"], tokenizer: t)
         #expect(r.postingsCount == 5)
-        let exact = try r.postings(forTerm: "run", column: nil)
-        #expect(Set(exact.map { String(decoding: $0.doc, as: UTF8.self) + "/\($0.column)" }) == ["1/0", "2/1"])
-        #expect(try r.postings(forTerm: "run", column: 1).count == 1)
-        #expect(try r.postings(forPrefix: "run", column: nil).count == 3)
-        #expect(try r.postings(forPrefix: "ru", column: 1).count == 2)
-        #expect(try r.documentLength(docKey("1")) == 3)
-        #expect(try r.documentLength(docKey("nope")) == 0)
+        let exact = try r.postings(forTerm: "run", positions: true)
+        #expect(exact.documents == [0, 1])
+        #expect(exact.frequencies == [2, 1])
+        #expect(exact.lengths == [4, 2])
+        #expect(try exact.positions(at: 0) == [FullTextColumnPositions(column: 0, positions: [0, 2])])
+        #expect(try exact.positions(at: 1) == [FullTextColumnPositions(column: 1, positions: [0])])
+        #expect(try r.postings(forTerm: "run", positions: false).hasPositions == false)
+        #expect(try r.postings(forPrefix: "run", positions: false).map(\.count) == [2, 1])
+        #expect(try r.postings(forPrefix: "ru", positions: false).count == 4)
+        #expect(try r.documentKey(forNumber: 1) == docKey("2"))
+        #expect(try r.documentKey(forNumber: 7) == nil)
+        // Re-adding keeps the number; removing frees nothing for reuse.
+        r.add(document: docKey("1"), columns: ["walk"], tokenizer: t)
+        #expect(try r.postings(forTerm: "walk", positions: false).documents == [0])
+        r.remove(document: docKey("1"))
+        #expect(try r.corpusStatistics() == FullTextCorpusStatistics(documentCount: 1, totalTokens: 2))
     }
 }

@@ -35,6 +35,12 @@ public struct FullTextMatches<DocKey: Hashable> {
 
 extension FullTextMatches: Sendable where DocKey: Sendable {}
 
+/// Matching document numbers (ascending) and their ranks, as the engine consumes them.
+struct FullTextRankedNumbers {
+    var documents: [UInt32]
+    var ranks: [Double]
+}
+
 extension CompiledFullTextQuery {
     /// Finds the matching documents and ranks them.
     ///
@@ -51,10 +57,24 @@ extension CompiledFullTextQuery {
     ///
     /// - Parameters:
     ///   - reader: The index's postings (one consistent snapshot).
-    ///   - ranking: When false, skips scoring (no document-length reads); every rank is 0.
+    ///   - ranking: When false, skips scoring; every rank is 0.
     /// - Returns: The matching documents with their ranks.
     /// - Throws: Whatever the reader throws.
     public func evaluate<R: PostingsReader>(in reader: R, ranking: Bool = true) throws -> FullTextMatches<R.DocKey> {
+        let found = try evaluateNumbers(in: reader, ranking: ranking)
+        var ranks: [R.DocKey: Double] = [:]
+        ranks.reserveCapacity(found.documents.count)
+        for (d, r) in zip(found.documents, found.ranks) {
+            guard let key = try reader.documentKey(forNumber: d) else {
+                throw FullTextIndexCorruption("document number \(d) has no document")
+            }
+            ranks[key] = r
+        }
+        return FullTextMatches(ranks: ranks)
+    }
+
+    /// Like `evaluate(in:ranking:)`, by document number.
+    func evaluateNumbers<R: PostingsReader>(in reader: R, ranking: Bool) throws -> FullTextRankedNumbers {
         var evaluator = FullTextEvaluator<R>(query: self, reader: reader)
         return try evaluator.run(ranking: ranking)
     }
@@ -67,65 +87,134 @@ struct UnitInstance {
     var end: Int
 }
 
-/// A unit's occurrences in one document.
-struct UnitHit {
-    var frequency: Int
-    var instances: [UnitInstance]
+/// A unit's documents (ascending) with its frequency in each and each one's length.
+struct UnitList {
+    var documents: [UInt32] = []
+    var frequencies: [UInt32] = []
+    var lengths: [UInt32] = []
 }
 
-/// Evaluates one compiled query over one reader.
+/// Positions of one document decoded into reusable flat storage.
+struct DecodedPositions {
+    var columns: [Int] = []
+    var starts: [Int] = []
+    var positions: [UInt32] = []
+
+    mutating func decode(_ raw: UnsafeRawBufferPointer) throws {
+        columns.removeAll(keepingCapacity: true)
+        starts.removeAll(keepingCapacity: true)
+        positions.removeAll(keepingCapacity: true)
+        var reader = ByteReader(raw)
+        while !reader.atEnd {
+            let column = try reader.varint()
+            let count = try reader.varint()
+            guard count <= UInt64(raw.count), column <= UInt64(Int32.max) else { throw FullTextIndexCorruption("bad positions") }
+            columns.append(Int(column))
+            starts.append(positions.count)
+            var p: UInt64 = 0
+            for _ in 0..<count {
+                p += try reader.varint()
+                guard p <= UInt64(UInt32.max) else { throw FullTextIndexCorruption("position out of range") }
+                positions.append(UInt32(p))
+            }
+        }
+        starts.append(positions.count)
+    }
+
+    /// The positions in `column` as a range of `positions`, empty if none.
+    func range(ofColumn column: Int) -> Range<Int> {
+        for (i, c) in columns.enumerated() where c == column { return starts[i]..<starts[i + 1] }
+        return 0..<0
+    }
+
+    /// True if `positions[range]` (ascending) contains `x`.
+    func contains(_ x: UInt32, in range: Range<Int>) -> Bool {
+        var lo = range.lowerBound
+        var hi = range.upperBound
+        while lo < hi {
+            let mid = (lo + hi) >> 1
+            if positions[mid] < x { lo = mid + 1 } else { hi = mid }
+        }
+        return lo < range.upperBound && positions[lo] == x
+    }
+}
+
+/// Evaluates one compiled query over one reader, on sorted document-number lists.
 struct FullTextEvaluator<R: PostingsReader> {
-    typealias DocKey = R.DocKey
     typealias Node = CompiledFullTextQuery.Node
 
     let query: CompiledFullTextQuery
     let reader: R
-    /// Per leaf: document → positions per column (columns ascending, positions ascending).
-    var leafPostings: [[DocKey: [FullTextColumnPositions]]?]
-    /// Per unit: document → occurrences.
-    var unitHits: [[DocKey: UnitHit]?]
+    /// Per leaf: whether its positions are needed (phrases, NEAR, column filters).
+    let needsPositions: [Bool]
+    var leafLists: [PostingList?]
+    var unitLists: [UnitList?]
+    var scratch: [DecodedPositions]
 
     init(query: CompiledFullTextQuery, reader: R) {
         self.query = query
         self.reader = reader
-        leafPostings = Array(repeating: nil, count: query.leaves.count)
-        unitHits = Array(repeating: nil, count: query.units.count)
+        var needs = query.leaves.map { $0.column != nil }
+        for u in query.units where u.parts.count > 1 {
+            for p in u.parts { needs[p.leaf] = true }
+        }
+        func markNear(_ n: Node) {
+            switch n {
+            case .near(let us, _): for u in us { for p in query.units[u].parts { needs[p.leaf] = true } }
+            case .and(let xs), .or(let xs): for x in xs { markNear(x) }
+            case .not(let a, let b): markNear(a); markNear(b)
+            case .empty, .never, .unit: break
+            }
+        }
+        markNear(query.root)
+        needsPositions = needs
+        leafLists = Array(repeating: nil, count: query.leaves.count)
+        unitLists = Array(repeating: nil, count: query.units.count)
+        scratch = []
     }
 
-    mutating func run(ranking: Bool) throws -> FullTextMatches<DocKey> {
-        if query.isEmpty { return FullTextMatches(ranks: [:]) }
+    mutating func run(ranking: Bool) throws -> FullTextRankedNumbers {
+        if query.isEmpty { return FullTextRankedNumbers(documents: [], ranks: []) }
         let docs = try evaluate(query.root)
-        var ranks: [DocKey: Double] = [:]
-        ranks.reserveCapacity(docs.count)
-        guard ranking, !docs.isEmpty else {
-            for d in docs { ranks[d] = 0 }
-            return FullTextMatches(ranks: ranks)
-        }
+        var ranks = [Double](repeating: 0, count: docs.count)
+        guard ranking, !docs.isEmpty else { return FullTextRankedNumbers(documents: docs, ranks: ranks) }
         var positive: [Int] = []
         collectPositiveUnits(query.root, into: &positive)
         let stats = try reader.corpusStatistics()
         let avgdl = stats.averageDocumentLength > 0 ? stats.averageDocumentLength : 1
         let k1 = FullTextSearch.bm25K1
         let b = FullTextSearch.bm25B
-        var lengths: [DocKey: Double] = [:]
-        lengths.reserveCapacity(docs.count)
-        for d in docs {
-            lengths[d] = Double(try reader.documentLength(d))
-            ranks[d] = 0
-        }
         for u in positive {
-            let hits = try hits(ofUnit: u)
-            let df = Double(hits.count)
+            let list = try unitList(u)
+            let df = Double(list.documents.count)
             let n = max(Double(stats.documentCount), df, 1)
             let idf = log(1 + (n - df + 0.5) / (df + 0.5))
-            for d in docs {
-                guard let h = hits[d], h.frequency > 0 else { continue }
-                let f = Double(h.frequency)
-                let norm = k1 * (1 - b + b * lengths[d]! / avgdl)
-                ranks[d]! += idf * f * (k1 + 1) / (f + norm)
+            let lengthFactor = k1 * b / avgdl
+            let base = k1 * (1 - b)
+            docs.withUnsafeBufferPointer { rd in
+                list.documents.withUnsafeBufferPointer { ud in
+                    ranks.withUnsafeMutableBufferPointer { out in
+                        var i = 0
+                        var j = 0
+                        while i < rd.count && j < ud.count {
+                            let a = rd[i], c = ud[j]
+                            if a < c {
+                                i += 1
+                            } else if c < a {
+                                j += 1
+                            } else {
+                                let f = Double(list.frequencies[j])
+                                let norm = base + lengthFactor * Double(list.lengths[j])
+                                out[i] += idf * f * (k1 + 1) / (f + norm)
+                                i += 1
+                                j += 1
+                            }
+                        }
+                    }
+                }
             }
         }
-        return FullTextMatches(ranks: ranks)
+        return FullTextRankedNumbers(documents: docs, ranks: ranks)
     }
 
     /// Units that count for ranking: all but those on the right side of a NOT.
@@ -141,143 +230,279 @@ struct FullTextEvaluator<R: PostingsReader> {
 
     // MARK: - Boolean structure
 
-    mutating func evaluate(_ n: Node) throws -> Set<DocKey> {
+    mutating func evaluate(_ n: Node) throws -> [UInt32] {
         switch n {
         case .empty, .never:
             return []
         case .unit(let u):
-            return Set(try hits(ofUnit: u).keys)
+            return try unitList(u).documents
         case .near(let us, let ds):
             return try near(us, ds)
         case .and(let xs):
-            var sets = try xs.map { try evaluate($0) }
-            sets.sort { $0.count < $1.count }
-            var result = sets[0]
-            for s in sets.dropFirst() {
+            var lists = try xs.map { try evaluate($0) }
+            lists.sort { $0.count < $1.count }
+            var result = lists[0]
+            for l in lists.dropFirst() {
                 if result.isEmpty { break }
-                result.formIntersection(s)
+                result = Self.intersect(result, l)
             }
             return result
         case .or(let xs):
-            var result = Set<DocKey>()
-            for x in xs { result.formUnion(try evaluate(x)) }
+            var result: [UInt32] = []
+            for x in xs { result = Self.union(result, try evaluate(x)) }
             return result
         case .not(let a, let b):
             let left = try evaluate(a)
             if left.isEmpty { return left }
-            return left.subtracting(try evaluate(b))
+            return Self.difference(left, try evaluate(b))
         }
+    }
+
+    // MARK: - Sorted-list algebra
+
+    /// Documents in both (ascending); galloping through the longer list.
+    static func intersect(_ x: [UInt32], _ y: [UInt32]) -> [UInt32] {
+        let (small, large) = x.count <= y.count ? (x, y) : (y, x)
+        var out: [UInt32] = []
+        out.reserveCapacity(small.count)
+        small.withUnsafeBufferPointer { a in
+            large.withUnsafeBufferPointer { b in
+                var j = 0
+                for v in a {
+                    j = gallop(b, from: j, to: v)
+                    if j == b.count { break }
+                    if b[j] == v { out.append(v); j += 1 }
+                }
+            }
+        }
+        return out
+    }
+
+    /// The first index ≥ `from` whose element is ≥ `x` (exponential then binary search).
+    @inline(__always)
+    static func gallop(_ b: UnsafeBufferPointer<UInt32>, from: Int, to x: UInt32) -> Int {
+        var lo = from
+        if lo >= b.count || b[lo] >= x { return lo }
+        var step = 1
+        var hi = lo + 1
+        while hi < b.count && b[hi] < x {
+            lo = hi
+            step <<= 1
+            hi = lo + step
+        }
+        if hi > b.count { hi = b.count }
+        // b[lo] < x; the answer is in (lo, hi].
+        var l = lo + 1
+        var h = hi
+        while l < h {
+            let mid = (l + h) >> 1
+            if b[mid] < x { l = mid + 1 } else { h = mid }
+        }
+        return l
+    }
+
+    static func union(_ x: [UInt32], _ y: [UInt32]) -> [UInt32] {
+        if x.isEmpty { return y }
+        if y.isEmpty { return x }
+        var out: [UInt32] = []
+        out.reserveCapacity(x.count + y.count)
+        var i = 0
+        var j = 0
+        while i < x.count && j < y.count {
+            if x[i] < y[j] { out.append(x[i]); i += 1 }
+            else if y[j] < x[i] { out.append(y[j]); j += 1 }
+            else { out.append(x[i]); i += 1; j += 1 }
+        }
+        out.append(contentsOf: x[i...])
+        out.append(contentsOf: y[j...])
+        return out
+    }
+
+    static func difference(_ x: [UInt32], _ y: [UInt32]) -> [UInt32] {
+        if y.isEmpty { return x }
+        var out: [UInt32] = []
+        out.reserveCapacity(x.count)
+        y.withUnsafeBufferPointer { b in
+            var j = 0
+            for v in x {
+                j = gallop(b, from: j, to: v)
+                if j < b.count && b[j] == v { continue }
+                out.append(v)
+            }
+        }
+        return out
     }
 
     // MARK: - Leaves and units
 
-    mutating func postings(ofLeaf l: Int) throws -> [DocKey: [FullTextColumnPositions]] {
-        if let p = leafPostings[l] { return p }
+    mutating func leafList(_ l: Int) throws -> PostingList {
+        if let p = leafLists[l] { return p }
         let key = query.leaves[l]
-        var raw: [Posting<DocKey>]
+        let withPositions = needsPositions[l]
+        var lists: [PostingList]
         switch key.leaf {
         case .term(let t):
-            raw = try reader.postings(forTerm: t, column: key.column)
+            lists = [try reader.postings(forTerm: t, positions: withPositions)]
         case .prefix(let ps):
-            raw = []
-            for p in ps { raw.append(contentsOf: try reader.postings(forPrefix: p, column: key.column)) }
+            lists = []
+            for p in ps { lists.append(contentsOf: try reader.postings(forPrefix: p, positions: withPositions)) }
         }
-        var byDoc: [DocKey: [FullTextColumnPositions]] = [:]
-        for p in raw where !p.positions.isEmpty && (key.column == nil || key.column == p.column) {
-            byDoc[p.doc, default: []].append(FullTextColumnPositions(column: p.column, positions: p.positions))
-        }
-        // Several terms of a prefix may share a document and column: merge their positions.
-        if case .prefix = key.leaf {
-            for (d, cols) in byDoc where cols.count > 1 {
-                byDoc[d] = Self.merged(cols)
-            }
-        }
-        leafPostings[l] = byDoc
-        return byDoc
-    }
-
-    static func merged(_ cols: [FullTextColumnPositions]) -> [FullTextColumnPositions] {
-        var byColumn: [Int: [UInt32]] = [:]
-        for c in cols { byColumn[c.column, default: []].append(contentsOf: c.positions) }
-        return byColumn.keys.sorted().map { FullTextColumnPositions(column: $0, positions: Array(Set(byColumn[$0]!)).sorted()) }
-    }
-
-    mutating func hits(ofUnit u: Int) throws -> [DocKey: UnitHit] {
-        if let h = unitHits[u] { return h }
-        let unit = query.units[u]
-        var result: [DocKey: UnitHit] = [:]
-        if unit.parts.count == 1 {
-            for (d, cols) in try postings(ofLeaf: unit.parts[0].leaf) {
-                var hit = UnitHit(frequency: 0, instances: [])
-                for c in cols {
-                    hit.frequency += c.positions.count
-                    for p in c.positions { hit.instances.append(UnitInstance(column: c.column, start: Int(p), end: Int(p))) }
-                }
-                result[d] = hit
-            }
+        var list: PostingList
+        if lists.count == 1 {
+            list = lists[0]
         } else {
-            var lists: [[DocKey: [FullTextColumnPositions]]] = []
-            for part in unit.parts { lists.append(try postings(ofLeaf: part.leaf)) }
-            // Walk the rarest part's documents; check the others by position arithmetic.
-            let rarest = lists.indices.min { lists[$0].count < lists[$1].count }!
-            let span = unit.span
-            docs: for d in lists[rarest].keys {
-                var perPart: [[FullTextColumnPositions]] = []
-                for l in lists {
-                    guard let cols = l[d] else { continue docs }
-                    perPart.append(cols)
+            // Several terms share the prefix: a document's occurrences are the sum of theirs
+            // (one token has one term, so positions never collide).
+            list = PostingList(hasPositions: withPositions)
+            var merged = lists.isEmpty ? PostingList(hasPositions: withPositions) : lists[0]
+            for next in lists.dropFirst() { merged = try Self.merge(merged, next) }
+            list = merged
+        }
+        if let c = key.column { list = try Self.restrict(list, toColumn: c) }
+        leafLists[l] = list
+        return list
+    }
+
+    /// The union of two lists; a document in both sums frequencies and merges positions.
+    static func merge(_ a: PostingList, _ b: PostingList) throws -> PostingList {
+        var out = PostingList(hasPositions: a.hasPositions && b.hasPositions)
+        out.reserveCapacity(a.count + b.count)
+        var i = 0
+        var j = 0
+        while i < a.count || j < b.count {
+            if j >= b.count || (i < a.count && a.documents[i] < b.documents[j]) {
+                a.withPositions(at: i) { out.append(document: a.documents[i], frequency: a.frequencies[i], length: a.lengths[i], positions: $0) }
+                i += 1
+            } else if i >= a.count || b.documents[j] < a.documents[i] {
+                b.withPositions(at: j) { out.append(document: b.documents[j], frequency: b.frequencies[j], length: b.lengths[j], positions: $0) }
+                j += 1
+            } else {
+                var byColumn: [Int: [UInt32]] = [:]
+                for c in try a.positions(at: i) + b.positions(at: j) { byColumn[c.column, default: []].append(contentsOf: c.positions) }
+                let cols = byColumn.keys.sorted().map { FullTextColumnPositions(column: $0, positions: Array(Set(byColumn[$0]!)).sorted()) }
+                let encoded = FullTextPostingsCodec.encodePositions(cols)
+                encoded.withUnsafeBytes {
+                    out.append(document: a.documents[i], frequency: a.frequencies[i] + b.frequencies[j], length: a.lengths[i], positions: $0)
                 }
-                var hit = UnitHit(frequency: 0, instances: [])
-                for first in perPart[0] {
-                    var others: [[UInt32]] = []
-                    for k in 1..<perPart.count {
-                        guard let c = perPart[k].first(where: { $0.column == first.column }) else { break }
-                        others.append(c.positions)
-                    }
-                    guard others.count == perPart.count - 1 else { continue }
-                    positions: for p in first.positions {
-                        for k in 1..<perPart.count {
-                            let want = Int(p) + unit.parts[k].offset
-                            guard want <= Int(UInt32.max), Self.contains(others[k - 1], UInt32(want)) else {
-                                continue positions
-                            }
-                        }
-                        hit.frequency += 1
-                        hit.instances.append(UnitInstance(column: first.column, start: Int(p), end: Int(p) + span))
-                    }
-                }
-                if hit.frequency > 0 { result[d] = hit }
+                i += 1
+                j += 1
             }
         }
-        unitHits[u] = result
+        return out
+    }
+
+    /// The list limited to one column: frequencies count only that column's positions.
+    static func restrict(_ list: PostingList, toColumn column: Int) throws -> PostingList {
+        var out = PostingList(hasPositions: true)
+        for i in 0..<list.count {
+            guard let c = try list.positions(at: i).first(where: { $0.column == column }), !c.positions.isEmpty else { continue }
+            let encoded = FullTextPostingsCodec.encodePositions([c])
+            encoded.withUnsafeBytes {
+                out.append(document: list.documents[i], frequency: UInt32(c.positions.count), length: list.lengths[i], positions: $0)
+            }
+        }
+        return out
+    }
+
+    mutating func unitList(_ u: Int) throws -> UnitList {
+        if let h = unitLists[u] { return h }
+        let unit = query.units[u]
+        var result = UnitList()
+        if unit.parts.count == 1 {
+            let l = try leafList(unit.parts[0].leaf)
+            result = UnitList(documents: l.documents, frequencies: l.frequencies, lengths: l.lengths)
+        } else {
+            var lists: [PostingList] = []
+            for part in unit.parts { lists.append(try leafList(part.leaf)) }
+            let order = lists.indices.sorted { lists[$0].count < lists[$1].count }
+            var candidates = lists[order[0]].documents
+            for k in order.dropFirst() { candidates = Self.intersect(candidates, lists[k].documents) }
+            if scratch.count < lists.count { scratch = Array(repeating: DecodedPositions(), count: lists.count) }
+            var cursors = [Int](repeating: 0, count: lists.count)
+            for d in candidates {
+                // Every part holds d: find its entry (lists and candidates both ascend).
+                var length: UInt32 = 0
+                for k in lists.indices {
+                    let idx = lists[k].documents.withUnsafeBufferPointer { Self.gallop($0, from: cursors[k], to: d) }
+                    cursors[k] = idx
+                    try lists[k].withPositions(at: idx) { try scratch[k].decode($0) }
+                    length = lists[k].lengths[idx]
+                }
+                let f = phraseCount(unit, instances: nil)
+                if f > 0 {
+                    result.documents.append(d)
+                    result.frequencies.append(UInt32(f))
+                    result.lengths.append(length)
+                }
+            }
+        }
+        unitLists[u] = result
         return result
     }
 
-    /// Binary search in ascending positions.
-    static func contains(_ a: [UInt32], _ x: UInt32) -> Bool {
-        var lo = 0
-        var hi = a.count
-        while lo < hi {
-            let mid = (lo + hi) / 2
-            if a[mid] < x { lo = mid + 1 } else { hi = mid }
+    /// Counts (and optionally lists) the phrase's occurrences in the document whose parts'
+    /// positions are decoded in `scratch`.
+    func phraseCount(_ unit: CompiledFullTextQuery.Unit, instances: UnsafeMutablePointer<[UnitInstance]>?) -> Int {
+        var count = 0
+        let first = scratch[0]
+        for (ci, column) in first.columns.enumerated() {
+            var ranges: [Range<Int>] = []
+            for k in 1..<unit.parts.count {
+                let r = scratch[k].range(ofColumn: column)
+                if r.isEmpty { break }
+                ranges.append(r)
+            }
+            guard ranges.count == unit.parts.count - 1 else { continue }
+            positions: for pi in first.starts[ci]..<first.starts[ci + 1] {
+                let p = Int(first.positions[pi])
+                for k in 1..<unit.parts.count {
+                    let want = p + unit.parts[k].offset
+                    guard want <= Int(UInt32.max), scratch[k].contains(UInt32(want), in: ranges[k - 1]) else { continue positions }
+                }
+                count += 1
+                instances?.pointee.append(UnitInstance(column: column, start: p, end: p + unit.span))
+            }
         }
-        return lo < a.count && a[lo] == x
+        return count
+    }
+
+    /// The occurrences of unit `u` in document `d` (which holds the unit).
+    mutating func instances(ofUnit u: Int, document d: UInt32) throws -> [UnitInstance] {
+        let unit = query.units[u]
+        if scratch.count < unit.parts.count { scratch.append(contentsOf: Array(repeating: DecodedPositions(), count: unit.parts.count - scratch.count)) }
+        for (k, part) in unit.parts.enumerated() {
+            let list = try leafList(part.leaf)
+            guard let idx = list.index(of: d) else { return [] }
+            try list.withPositions(at: idx) { try scratch[k].decode($0) }
+        }
+        var out: [UnitInstance] = []
+        if unit.parts.count == 1 {
+            let s = scratch[0]
+            for (ci, column) in s.columns.enumerated() {
+                for pi in s.starts[ci]..<s.starts[ci + 1] {
+                    let p = Int(s.positions[pi])
+                    out.append(UnitInstance(column: column, start: p, end: p))
+                }
+            }
+        } else {
+            _ = phraseCount(unit, instances: &out)
+        }
+        return out
     }
 
     // MARK: - NEAR
 
-    mutating func near(_ us: [Int], _ ds: [Int]) throws -> Set<DocKey> {
-        var hitLists: [[DocKey: UnitHit]] = []
-        for u in us { hitLists.append(try hits(ofUnit: u)) }
-        let rarest = hitLists.indices.min { hitLists[$0].count < hitLists[$1].count }!
-        var result = Set<DocKey>()
-        docs: for d in hitLists[rarest].keys {
+    mutating func near(_ us: [Int], _ ds: [Int]) throws -> [UInt32] {
+        var lists: [UnitList] = []
+        for u in us { lists.append(try unitList(u)) }
+        lists.sort { $0.documents.count < $1.documents.count }
+        var candidates = lists[0].documents
+        for l in lists.dropFirst() { candidates = Self.intersect(candidates, l.documents) }
+        var result: [UInt32] = []
+        for d in candidates {
             var instances: [[UnitInstance]] = []
-            for h in hitLists {
-                guard let hit = h[d] else { continue docs }
-                instances.append(hit.instances)
-            }
-            if Self.nearChainExists(instances, ds) { result.insert(d) }
+            for u in us { instances.append(try self.instances(ofUnit: u, document: d)) }
+            if Self.nearChainExists(instances, ds) { result.append(d) }
         }
         return result
     }

@@ -1,63 +1,102 @@
-/// The byte layout of a full-text index in LMDB (DESIGN "Storage").
+/// The byte layout of a full-text index in LMDB (DESIGN "Storage", README "Full-text storage").
 ///
-/// **Postings table** — one entry per (term, document):
+/// Each document gets an index-local **document number** (`UInt32`) when it enters the index
+/// (back-fill numbers documents in ID order; later arrivals take the next free number). A
+/// document keeps its number while it stays in the index; numbers are never reused.
 ///
-///     key   = term (UTF-8) ‖ 0x00 ‖ docKey
-///     value = for each column holding the term, ascending:
-///             varint(column) varint(count) varint(p₀) varint(p₁ − p₀) … varint(pₙ − pₙ₋₁)
+/// **Postings table** — one entry per (term, block of documents):
 ///
-/// Terms never contain U+0000 (it is a separator), so `term ‖ 0x00` is the exact-term range,
-/// and 0x00 sorting first keeps all keys of one term contiguous and before any longer term.
-/// With LMDB's default byte order, an exact-term lookup is a cursor range over the keys
-/// starting with `termKeyPrefix(term)`; a prefix query (`lin*`) is a range over keys starting
-/// with the prefix's UTF-8 bytes, each key split at its first 0x00 into term and docKey.
-/// Varints are unsigned LEB128.
+///     key   = term (UTF-8) ‖ 0x00 ‖ BE32(number of the block's first document)
+///     value = one entry per document, ascending document number:
+///             varint(number − previous number; 0 for the first)
+///             varint(frequency)        occurrences of the term (all columns)
+///             varint(length)           the document's indexed token count (BM25 |d|)
+///             varint(byte count of the positions that follow)
+///             positions                for each column holding the term, ascending:
+///                                      varint(column) varint(count) varint(p₀) varint(p₁ − p₀) …
 ///
-/// **Document stats table** — `docKey` → `varint(tokenCount)`, the document's indexed token
-/// count (BM25 length). Corpus totals (`documentCount`, `totalTokens`) fit one small entry
-/// (`encodeCorpusStatistics`) kept wherever the engine keeps per-index metadata; updating it
-/// on every save keeps `averageDocumentLength` exact.
+/// Blocks hold up to `blockTargetBytes` (a block may exceed it only with a single entry), so a
+/// term's documents are a short run of LMDB entries read in document order: a query decodes
+/// numbers, frequencies and lengths without touching positions (they are skipped by their byte
+/// count) and intersects lists by merging. Terms never contain U+0000, so `term ‖ 0x00` is the
+/// exact-term range and keeps one term's blocks contiguous and before any longer term; a prefix
+/// query (`lin*`) is a range over keys starting with the prefix's UTF-8 bytes, each key split
+/// into term and block number. Varints are unsigned LEB128.
+///
+/// **Documents table** (`…:stats`):
+///
+///     0x01 ‖ document ID      → BE32(document number)
+///     0x02 ‖ BE32(number)     → document ID
+///     0xFF                    → varint(documents) varint(tokens) varint(next document number)
+///
+/// The corpus totals keep BM25's average document length exact after every save.
 public enum FullTextPostingsCodec {
-    /// The separator between term and doc key.
+    /// The separator between term and block number.
     public static let separator: UInt8 = 0
+    /// A block is closed once its value reaches this many bytes.
+    public static let blockTargetBytes = 1_536
 
-    // MARK: - Keys
+    // MARK: - Postings keys
 
-    /// `term ‖ 0x00 ‖ docKey`.
-    public static func postingsKey(term: UnsafeBufferPointer<UInt8>, docKey: [UInt8]) -> [UInt8] {
+    /// `term ‖ 0x00 ‖ BE32(firstDocument)`.
+    public static func blockKey(term: UnsafeRawBufferPointer, firstDocument: UInt32) -> [UInt8] {
         var key: [UInt8] = []
-        key.reserveCapacity(term.count + 1 + docKey.count)
+        key.reserveCapacity(term.count + 5)
         key.append(contentsOf: term)
         key.append(separator)
-        key.append(contentsOf: docKey)
+        appendBigEndian(firstDocument, to: &key)
         return key
     }
 
-    /// `term ‖ 0x00 ‖ docKey`.
-    public static func postingsKey(term: String, docKey: [UInt8]) -> [UInt8] {
-        var t = term
-        return t.withUTF8 { postingsKey(term: $0, docKey: docKey) }
+    /// `term ‖ 0x00 ‖ BE32(firstDocument)`.
+    public static func blockKey(term: String, firstDocument: UInt32) -> [UInt8] {
+        Array(term.utf8).withUnsafeBytes { blockKey(term: $0, firstDocument: firstDocument) }
     }
 
-    /// `term ‖ 0x00`: every postings key of exactly this term starts with these bytes.
+    /// `term ‖ 0x00`: every block key of exactly this term starts with these bytes.
     public static func termKeyPrefix(_ term: String) -> [UInt8] {
         Array(term.utf8) + [separator]
     }
 
-    /// The UTF-8 bytes of a prefix: every postings key of a term starting with `prefix`
-    /// starts with these bytes (and only those keys).
+    /// The UTF-8 bytes of a prefix: every block key of a term starting with `prefix` starts
+    /// with these bytes (and only those keys).
     public static func prefixScanKey(_ prefix: String) -> [UInt8] {
         Array(prefix.utf8)
     }
 
-    /// Splits a postings key into its term and doc key, or nil if it has no separator.
-    public static func splitPostingsKey(_ key: some Swift.Collection<UInt8>) -> (term: String, docKey: [UInt8])? {
-        guard let sep = key.firstIndex(of: separator) else { return nil }
-        let term = String(decoding: key[key.startIndex..<sep], as: UTF8.self)
-        return (term, Array(key[key.index(after: sep)...]))
+    /// Splits a block key into its term bytes and first document number, or nil if it is not
+    /// a block key.
+    public static func splitBlockKey(_ key: UnsafeRawBufferPointer) -> (term: UnsafeRawBufferPointer, firstDocument: UInt32)? {
+        guard key.count >= 5, key[key.count - 5] == separator else { return nil }
+        let term = UnsafeRawBufferPointer(rebasing: key[0..<(key.count - 5)])
+        if term.contains(separator) { return nil }
+        return (term, readBigEndian(key, at: key.count - 4))
     }
 
-    // MARK: - Postings values
+    // MARK: - Block entries
+
+    /// Appends an entry's body (everything after the number delta): frequency, length and
+    /// the encoded positions.
+    public static func appendEntryBody(frequency: Int, length: Int, positions: UnsafeRawBufferPointer, to out: inout [UInt8]) {
+        appendVarint(UInt64(max(0, frequency)), to: &out)
+        appendVarint(UInt64(max(0, length)), to: &out)
+        appendVarint(UInt64(positions.count), to: &out)
+        out.append(contentsOf: positions)
+    }
+
+    /// The total number of positions in an encoded positions value (the term's frequency).
+    public static func positionCount(_ positions: UnsafeRawBufferPointer) throws -> Int {
+        var reader = ByteReader(positions)
+        var total = 0
+        while !reader.atEnd {
+            _ = try reader.varint()
+            let count = try reader.varint()
+            guard count <= UInt64(positions.count) else { throw FullTextIndexCorruption("bad position count") }
+            total += Int(count)
+            for _ in 0..<count { _ = try reader.varint() }
+        }
+        return total
+    }
 
     /// Encodes the positions of one term in one document (columns ascending, positions
     /// ascending within a column).
@@ -75,21 +114,26 @@ public enum FullTextPostingsCodec {
         return out
     }
 
-    /// Decodes a postings value.
+    /// Decodes a positions value.
     ///
     /// - Throws: `FullTextIndexCorruption` if the bytes are not a valid encoding.
     public static func decodePositions(_ bytes: some Swift.Collection<UInt8>) throws -> [FullTextColumnPositions] {
+        try Array(bytes).withUnsafeBytes { try decodePositions(raw: $0) }
+    }
+
+    /// Decodes a positions value held in raw memory.
+    public static func decodePositions(raw bytes: UnsafeRawBufferPointer) throws -> [FullTextColumnPositions] {
         var out: [FullTextColumnPositions] = []
-        var it = bytes.makeIterator()
-        while let column = try readVarint(&it, allowEnd: true) {
-            guard let count = try readVarint(&it, allowEnd: false), count <= UInt64(bytes.count) else {
-                throw FullTextIndexCorruption("bad position count")
-            }
+        var reader = ByteReader(bytes)
+        while !reader.atEnd {
+            let column = try reader.varint()
+            let count = try reader.varint()
+            guard count <= UInt64(bytes.count) else { throw FullTextIndexCorruption("bad position count") }
             var positions: [UInt32] = []
             positions.reserveCapacity(Int(count))
             var p: UInt64 = 0
             for _ in 0..<count {
-                p += try readVarint(&it, allowEnd: false)!
+                p += try reader.varint()
                 guard p <= UInt64(UInt32.max) else { throw FullTextIndexCorruption("position out of range") }
                 positions.append(UInt32(p))
             }
@@ -99,42 +143,46 @@ public enum FullTextPostingsCodec {
         return out
     }
 
-    // MARK: - Document stats
+    // MARK: - Documents table
 
-    /// The doc-stats value of a document: `varint(tokenCount)`.
-    public static func encodeDocumentLength(_ tokenCount: Int) -> [UInt8] {
-        var out: [UInt8] = []
-        appendVarint(UInt64(max(0, tokenCount)), to: &out)
-        return out
+    /// `0x01 ‖ documentID`: the key of a document's number.
+    public static func documentNumberKey(_ docID: some Sequence<UInt8>) -> [UInt8] {
+        [0x01] + Array(docID)
     }
 
-    /// Decodes a doc-stats value.
-    public static func decodeDocumentLength(_ bytes: some Swift.Collection<UInt8>) throws -> Int {
-        var it = bytes.makeIterator()
-        guard let n = try readVarint(&it, allowEnd: false), n <= UInt64(Int.max) else {
-            throw FullTextIndexCorruption("bad document length")
-        }
-        return Int(n)
+    /// `0x02 ‖ BE32(number)`: the key of a number's document ID.
+    public static func documentIDKey(_ number: UInt32) -> [UInt8] {
+        var key: [UInt8] = [0x02]
+        appendBigEndian(number, to: &key)
+        return key
     }
 
-    /// The corpus totals of an index: `varint(documentCount) varint(totalTokens)`.
-    public static func encodeCorpusStatistics(_ stats: FullTextCorpusStatistics) -> [UInt8] {
+    /// The key of the corpus totals.
+    public static let corpusKey: [UInt8] = [0xFF]
+
+    /// The corpus totals of an index: `varint(documents) varint(tokens) varint(nextDocument)`.
+    static func encodeIndexState(_ state: FullTextIndexState) -> [UInt8] {
         var out: [UInt8] = []
-        appendVarint(UInt64(max(0, stats.documentCount)), to: &out)
-        appendVarint(UInt64(max(0, stats.totalTokens)), to: &out)
+        appendVarint(UInt64(max(0, state.statistics.documentCount)), to: &out)
+        appendVarint(UInt64(max(0, state.statistics.totalTokens)), to: &out)
+        appendVarint(UInt64(state.nextDocument), to: &out)
         return out
     }
 
     /// Decodes corpus totals.
-    public static func decodeCorpusStatistics(_ bytes: some Swift.Collection<UInt8>) throws -> FullTextCorpusStatistics {
-        var it = bytes.makeIterator()
-        guard let d = try readVarint(&it, allowEnd: false), let t = try readVarint(&it, allowEnd: false),
-            d <= UInt64(Int.max), t <= UInt64(Int.max)
-        else { throw FullTextIndexCorruption("bad corpus statistics") }
-        return FullTextCorpusStatistics(documentCount: Int(d), totalTokens: Int(t))
+    static func decodeIndexState(_ bytes: UnsafeRawBufferPointer) throws -> FullTextIndexState {
+        var reader = ByteReader(bytes)
+        let d = try reader.varint()
+        let t = try reader.varint()
+        let n = try reader.varint()
+        guard d <= UInt64(Int.max), t <= UInt64(Int.max), n <= UInt64(UInt32.max), reader.atEnd else {
+            throw FullTextIndexCorruption("bad corpus statistics")
+        }
+        return FullTextIndexState(statistics: FullTextCorpusStatistics(documentCount: Int(d), totalTokens: Int(t)),
+                                  nextDocument: UInt32(n))
     }
 
-    // MARK: - Varints
+    // MARK: - Integers
 
     /// Appends an unsigned LEB128 varint.
     @inline(__always)
@@ -157,23 +205,115 @@ public enum FullTextPostingsCodec {
         out.append(UInt8(v))
     }
 
-    /// Reads an unsigned LEB128 varint; nil at a clean end when `allowEnd`.
-    static func readVarint<I: IteratorProtocol<UInt8>>(_ it: inout I, allowEnd: Bool) throws -> UInt64? {
-        var result: UInt64 = 0
-        var shift: UInt64 = 0
-        var first = true
+    @inline(__always)
+    static func appendBigEndian(_ n: UInt32, to out: inout [UInt8]) {
+        out.append(UInt8(truncatingIfNeeded: n >> 24))
+        out.append(UInt8(truncatingIfNeeded: n >> 16))
+        out.append(UInt8(truncatingIfNeeded: n >> 8))
+        out.append(UInt8(truncatingIfNeeded: n))
+    }
+
+    @inline(__always)
+    static func readBigEndian(_ bytes: UnsafeRawBufferPointer, at i: Int) -> UInt32 {
+        UInt32(bytes[i]) << 24 | UInt32(bytes[i + 1]) << 16 | UInt32(bytes[i + 2]) << 8 | UInt32(bytes[i + 3])
+    }
+}
+
+/// Reads varints from raw bytes with bounds checks.
+struct ByteReader {
+    let base: UnsafeRawBufferPointer
+    var offset = 0
+
+    init(_ base: UnsafeRawBufferPointer) { self.base = base }
+
+    @inline(__always) var atEnd: Bool { offset >= base.count }
+
+    /// Reads an unsigned LEB128 varint.
+    @inline(__always)
+    mutating func varint() throws -> UInt64 {
+        guard offset < base.count else { throw FullTextIndexCorruption("truncated varint") }
+        let b0 = base[offset]
+        offset &+= 1
+        if b0 < 0x80 { return UInt64(b0) }
+        var result = UInt64(b0 & 0x7F)
+        var shift: UInt64 = 7
         while true {
-            guard let b = it.next() else {
-                if first && allowEnd { return nil }
-                throw FullTextIndexCorruption("truncated varint")
-            }
-            first = false
+            guard offset < base.count else { throw FullTextIndexCorruption("truncated varint") }
             guard shift < 64 else { throw FullTextIndexCorruption("varint too long") }
+            let b = base[offset]
+            offset &+= 1
             result |= UInt64(b & 0x7F) << shift
             if b < 0x80 { return result }
             shift += 7
         }
     }
+
+    /// Reads a varint that must fit in 32 bits.
+    @inline(__always)
+    mutating func varint32() throws -> UInt32 {
+        let v = try varint()
+        guard v <= UInt64(UInt32.max) else { throw FullTextIndexCorruption("number out of range") }
+        return UInt32(truncatingIfNeeded: v)
+    }
+
+    /// The next `n` bytes.
+    mutating func bytes(_ n: Int) throws -> UnsafeRawBufferPointer {
+        guard n >= 0, n <= base.count - offset else { throw FullTextIndexCorruption("truncated entry") }
+        let out = UnsafeRawBufferPointer(rebasing: base[offset..<(offset + n)])
+        offset += n
+        return out
+    }
+}
+
+/// One entry of a postings block.
+struct PostingBlockEntry {
+    var document: UInt32
+    var frequency: UInt32
+    var length: UInt32
+    /// The encoded positions (inside the block's bytes).
+    var positions: UnsafeRawBufferPointer
+    /// The entry's body (frequency, length, positions) as stored: copy it to move the entry.
+    var body: UnsafeRawBufferPointer
+}
+
+/// Walks the entries of one postings block.
+struct PostingBlockIterator {
+    var reader: ByteReader
+    var previous: UInt32
+    var first = true
+
+    init(value: UnsafeRawBufferPointer, firstDocument: UInt32) {
+        reader = ByteReader(value)
+        previous = firstDocument
+    }
+
+    /// The next entry, nil at the end of the block.
+    @inline(__always)
+    mutating func next() throws -> PostingBlockEntry? {
+        if reader.atEnd { return nil }
+        let delta = try reader.varint32()
+        if first {
+            guard delta == 0 else { throw FullTextIndexCorruption("block does not start at its key's document") }
+            first = false
+        } else {
+            guard delta > 0, delta <= UInt32.max - previous else { throw FullTextIndexCorruption("documents out of order in a block") }
+        }
+        let doc = previous &+ delta
+        previous = doc
+        let bodyStart = reader.offset
+        let frequency = try reader.varint32()
+        let length = try reader.varint32()
+        let count = try reader.varint()
+        let positions = try reader.bytes(Int(clamping: count))
+        let body = UnsafeRawBufferPointer(rebasing: reader.base[bodyStart..<reader.offset])
+        return PostingBlockEntry(document: doc, frequency: frequency, length: length, positions: positions, body: body)
+    }
+}
+
+/// Corpus totals and the next free document number of one index.
+struct FullTextIndexState: Equatable {
+    var statistics: FullTextCorpusStatistics
+    var nextDocument: UInt32
 }
 
 /// Corpus totals for BM25.

@@ -1,6 +1,6 @@
-/// A `PostingsReader` over in-memory tables laid out exactly like the LMDB ones
-/// (`FullTextPostingsCodec`): sorted `term ‖ 0x00 ‖ docKey` keys → encoded positions, and
-/// `docKey` → encoded token count. For tests and as a reference for the LMDB-backed reader.
+/// A `PostingsReader` over in-memory tables: each document gets the next document number
+/// when added, each term maps document numbers to their encoded positions. For tests and as
+/// a reference for the LMDB-backed reader.
 ///
 /// ```swift
 /// let reader = InMemoryPostingsReader()
@@ -8,100 +8,101 @@
 /// let hits = try CompiledFullTextQuery("linux", tokenizer: tokenizer, columns: ["body"]).evaluate(in: reader)
 /// ```
 ///
-/// Not thread-safe: a reference type with a lazily rebuilt sorted key list.
+/// Not thread-safe: a reference type.
 public final class InMemoryPostingsReader: PostingsReader {
     /// Document-ID bytes.
     public typealias DocKey = [UInt8]
 
-    private var postings: [[UInt8]: [UInt8]] = [:]
-    private var docStats: [[UInt8]: [UInt8]] = [:]
-    private var docKeys: [[UInt8]: [[UInt8]]] = [:]
+    private struct Entry {
+        var frequency: UInt32
+        var positions: [UInt8]
+    }
+
+    /// term bytes → document number → entry.
+    private var postings: [[UInt8]: [UInt32: Entry]] = [:]
+    private var numbers: [[UInt8]: UInt32] = [:]
+    private var keys: [UInt32: [UInt8]] = [:]
+    private var lengths: [UInt32: UInt32] = [:]
+    private var termsOf: [UInt32: [[UInt8]]] = [:]
+    private var nextNumber: UInt32 = 0
     private var totalTokens = 0
-    private var sortedKeysCache: [[UInt8]]?
 
     /// Creates an empty index.
     public init() {}
 
     /// The number of indexed documents.
-    public var documentCount: Int { docStats.count }
+    public var documentCount: Int { numbers.count }
 
-    /// The number of postings entries (term, document pairs).
-    public var postingsCount: Int { postings.count }
+    /// The number of (term, document) pairs.
+    public var postingsCount: Int { postings.values.reduce(0) { $0 + $1.count } }
 
     /// Indexes (or re-indexes) a document: its value for each column, through `tokenizer`.
+    /// A re-indexed document keeps its number.
     public func add(document docKey: [UInt8], columns: [Value], tokenizer: FullTextTokenizer) {
-        remove(document: docKey)
-        var keys: [[UInt8]] = []
-        let count = tokenizer.forEachIndexEntry(for: columns) { term, value in
-            let key = FullTextPostingsCodec.postingsKey(term: term, docKey: docKey)
-            postings[key] = Array(value)
-            keys.append(key)
+        let number: UInt32
+        if let n = numbers[docKey] {
+            number = n
+            removeEntries(number)
+        } else {
+            number = nextNumber
+            nextNumber += 1
+            numbers[docKey] = number
+            keys[number] = docKey
         }
-        docKeys[docKey] = keys
-        docStats[docKey] = FullTextPostingsCodec.encodeDocumentLength(count)
+        var terms: [[UInt8]] = []
+        let count = tokenizer.forEachIndexEntry(for: columns) { term, value in
+            let t = Array(term)
+            let raw = UnsafeRawBufferPointer(value)
+            let frequency = (try? FullTextPostingsCodec.positionCount(raw)) ?? 0
+            postings[t, default: [:]][number] = Entry(frequency: UInt32(frequency), positions: Array(value))
+            terms.append(t)
+        }
+        termsOf[number] = terms
+        lengths[number] = UInt32(count)
         totalTokens += count
-        sortedKeysCache = nil
     }
 
     /// Removes a document's entries (no-op if it is not indexed).
     public func remove(document docKey: [UInt8]) {
-        guard let keys = docKeys.removeValue(forKey: docKey) else { return }
-        for k in keys { postings.removeValue(forKey: k) }
-        if let stats = docStats.removeValue(forKey: docKey) {
-            totalTokens -= (try? FullTextPostingsCodec.decodeDocumentLength(stats)) ?? 0
-        }
-        sortedKeysCache = nil
+        guard let number = numbers.removeValue(forKey: docKey) else { return }
+        removeEntries(number)
+        keys[number] = nil
     }
 
-    /// All postings keys in LMDB (memcmp) order.
-    public var sortedKeys: [[UInt8]] {
-        if let k = sortedKeysCache { return k }
-        let k = postings.keys.sorted { $0.lexicographicallyPrecedes($1) }
-        sortedKeysCache = k
-        return k
+    private func removeEntries(_ number: UInt32) {
+        for t in termsOf.removeValue(forKey: number) ?? [] {
+            postings[t]?[number] = nil
+            if postings[t]?.isEmpty == true { postings[t] = nil }
+        }
+        totalTokens -= Int(lengths.removeValue(forKey: number) ?? 0)
     }
 
-    /// The postings of keys starting with `start`, as an LMDB cursor range scan would find.
-    private func scan(startingWith start: [UInt8], column: Int?) throws -> [Posting<DocKey>] {
-        let keys = sortedKeys
-        var lo = 0
-        var hi = keys.count
-        while lo < hi {
-            let mid = (lo + hi) / 2
-            if keys[mid].lexicographicallyPrecedes(start) { lo = mid + 1 } else { hi = mid }
-        }
-        var out: [Posting<DocKey>] = []
-        var i = lo
-        while i < keys.count, keys[i].starts(with: start) {
-            guard let (_, doc) = FullTextPostingsCodec.splitPostingsKey(keys[i]) else {
-                throw FullTextIndexCorruption("postings key without separator")
-            }
-            for c in try FullTextPostingsCodec.decodePositions(postings[keys[i]]!) where column == nil || c.column == column {
-                out.append(Posting(doc: doc, column: c.column, positions: c.positions))
-            }
-            i += 1
+    private func list(_ entries: [UInt32: Entry], positions: Bool) -> PostingList {
+        var out = PostingList(hasPositions: positions)
+        for n in entries.keys.sorted() {
+            let e = entries[n]!
+            e.positions.withUnsafeBytes { out.append(document: n, frequency: e.frequency, length: lengths[n] ?? 0, positions: $0) }
         }
         return out
     }
 
-    /// The postings of exactly `term` (a range scan over `term ‖ 0x00`).
-    public func postings(forTerm term: String, column: Int?) throws -> [Posting<DocKey>] {
-        try scan(startingWith: FullTextPostingsCodec.termKeyPrefix(term), column: column)
+    /// The postings of exactly `term`.
+    public func postings(forTerm term: String, positions: Bool) throws -> PostingList {
+        list(postings[Array(term.utf8)] ?? [:], positions: positions)
     }
 
-    /// The postings of every term starting with `prefix` (a range scan over its bytes).
-    public func postings(forPrefix prefix: String, column: Int?) throws -> [Posting<DocKey>] {
-        try scan(startingWith: FullTextPostingsCodec.prefixScanKey(prefix), column: column)
+    /// The postings of every term starting with `prefix`, in term order.
+    public func postings(forPrefix prefix: String, positions: Bool) throws -> [PostingList] {
+        let p = Array(prefix.utf8)
+        return postings.keys.filter { $0.starts(with: p) }.sorted { $0.lexicographicallyPrecedes($1) }
+            .map { list(postings[$0]!, positions: positions) }
     }
 
     /// Indexed documents and their total token count.
     public func corpusStatistics() throws -> FullTextCorpusStatistics {
-        FullTextCorpusStatistics(documentCount: docStats.count, totalTokens: totalTokens)
+        FullTextCorpusStatistics(documentCount: numbers.count, totalTokens: totalTokens)
     }
 
-    /// A document's indexed token count (0 if it is not indexed).
-    public func documentLength(_ doc: [UInt8]) throws -> Int {
-        guard let v = docStats[doc] else { return 0 }
-        return try FullTextPostingsCodec.decodeDocumentLength(v)
-    }
+    /// The document with this number.
+    public func documentKey(forNumber number: UInt32) throws -> [UInt8]? { keys[number] }
 }

@@ -1,46 +1,94 @@
-/// What full-text evaluation needs from storage: postings by term and by prefix, and the
-/// statistics BM25 uses. The engine implements it over an index's LMDB tables (layout in
-/// `FullTextPostingsCodec`); `InMemoryPostingsReader` is the reference implementation.
+/// What full-text evaluation needs from storage: each term's postings in document-number
+/// order, and the statistics BM25 uses. The engine implements it over an index's LMDB tables
+/// (layout in `FullTextPostingsCodec`); `InMemoryPostingsReader` is the reference
+/// implementation.
 ///
 /// Implementations read one consistent snapshot (one LMDB read transaction) for the whole
 /// evaluation of a query.
 public protocol PostingsReader {
-    /// How the index names a document (document-ID bytes, an internal number…).
+    /// How the index names a document to its users (document-ID bytes, …).
     associatedtype DocKey: Hashable
 
-    /// Every posting of exactly `term`: one per (document, column) holding it.
+    /// The postings of exactly `term`, in ascending document number.
     ///
-    /// - Parameter column: When not nil, only that column is needed; implementations may
-    ///   still return other columns (evaluation filters them).
-    func postings(forTerm term: String, column: Int?) throws -> [Posting<DocKey>]
+    /// - Parameter positions: When false, implementations may leave positions out (the list
+    ///   then has `hasPositions == false`); frequencies and lengths are always present.
+    func postings(forTerm term: String, positions: Bool) throws -> PostingList
 
-    /// Every posting of every term starting with `prefix` (an LMDB range scan over
-    /// `FullTextPostingsCodec.prefixScanKey(prefix)`). A document may appear once per
-    /// matching term and column.
-    func postings(forPrefix prefix: String, column: Int?) throws -> [Posting<DocKey>]
+    /// The postings of every term starting with `prefix`, one list per term.
+    func postings(forPrefix prefix: String, positions: Bool) throws -> [PostingList]
 
     /// The number of indexed documents and their total token count.
     func corpusStatistics() throws -> FullTextCorpusStatistics
 
-    /// A document's indexed token count (its doc-stats entry), for BM25 length normalisation.
-    func documentLength(_ doc: DocKey) throws -> Int
+    /// The document that has this number, nil if none has.
+    func documentKey(forNumber number: UInt32) throws -> DocKey?
 }
 
-/// The positions of one term in one column of one document.
-public struct Posting<DocKey: Hashable>: Hashable {
-    /// The document.
-    public var doc: DocKey
-    /// The column (index of the expression in the full-text index), from 0.
-    public var column: Int
-    /// Token positions in that column, ascending.
-    public var positions: [UInt32]
+/// One term's postings: documents in ascending number with the term's frequency, the
+/// document's length and (optionally) the encoded positions (`FullTextPostingsCodec`).
+public struct PostingList: Sendable {
+    /// Document numbers, ascending, unique.
+    public private(set) var documents: [UInt32] = []
+    /// The term's frequency in each document.
+    public private(set) var frequencies: [UInt32] = []
+    /// Each document's indexed token count.
+    public private(set) var lengths: [UInt32] = []
+    /// Whether positions were loaded.
+    public let hasPositions: Bool
+    private var positionBytes: [UInt8] = []
+    private var positionEnds: [UInt32] = []
 
-    /// Creates a posting.
-    public init(doc: DocKey, column: Int, positions: [UInt32]) {
-        self.doc = doc
-        self.column = column
-        self.positions = positions
+    /// Creates an empty list.
+    public init(hasPositions: Bool) {
+        self.hasPositions = hasPositions
+    }
+
+    /// The number of documents.
+    public var count: Int { documents.count }
+
+    /// Reserves room for `n` documents.
+    public mutating func reserveCapacity(_ n: Int) {
+        documents.reserveCapacity(n)
+        frequencies.reserveCapacity(n)
+        lengths.reserveCapacity(n)
+        if hasPositions { positionEnds.reserveCapacity(n) }
+    }
+
+    /// Appends a document (numbers must ascend).
+    @inline(__always)
+    public mutating func append(document: UInt32, frequency: UInt32, length: UInt32, positions: UnsafeRawBufferPointer) {
+        documents.append(document)
+        frequencies.append(frequency)
+        lengths.append(length)
+        if hasPositions {
+            positionBytes.append(contentsOf: positions)
+            positionEnds.append(UInt32(positionBytes.count))
+        }
+    }
+
+    /// Calls `body` with the encoded positions of the `i`-th document (empty without positions).
+    @inline(__always)
+    public func withPositions<R>(at i: Int, _ body: (UnsafeRawBufferPointer) throws -> R) rethrows -> R {
+        guard hasPositions else { return try body(UnsafeRawBufferPointer(start: nil, count: 0)) }
+        let start = i == 0 ? 0 : Int(positionEnds[i - 1])
+        let end = Int(positionEnds[i])
+        return try positionBytes.withUnsafeBytes { try body(UnsafeRawBufferPointer(rebasing: $0[start..<end])) }
+    }
+
+    /// The decoded positions of the `i`-th document, by column.
+    public func positions(at i: Int) throws -> [FullTextColumnPositions] {
+        try withPositions(at: i) { try FullTextPostingsCodec.decodePositions(raw: $0) }
+    }
+
+    /// The index of `document` in the list, or nil (binary search).
+    public func index(of document: UInt32) -> Int? {
+        var lo = 0
+        var hi = documents.count
+        while lo < hi {
+            let mid = (lo + hi) >> 1
+            if documents[mid] < document { lo = mid + 1 } else { hi = mid }
+        }
+        return lo < documents.count && documents[lo] == document ? lo : nil
     }
 }
-
-extension Posting: Sendable where DocKey: Sendable {}

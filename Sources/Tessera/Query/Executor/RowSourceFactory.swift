@@ -21,12 +21,16 @@ enum RowSourceFactory {
     }
 }
 
-/// The documents matching a full-text query, with their BM25 rank, in document-ID order.
+/// The documents matching a full-text query with their BM25 rank: by document number, or by
+/// descending rank when the plan satisfies `ORDER BY rank(index) DESC` (then a heap yields
+/// one row at a time, so `LIMIT k` fetches only k documents).
 final class FullTextScan: RowSource {
     let plan: FullTextPlan
     let docs: Table
     let query: Evaluator
-    private var matches: [([UInt8], Double)] = []
+    private var found = FullTextRankedNumbers(documents: [], ranks: [])
+    /// Rank order: a max-heap of indices into `found`.
+    private var heap: [Int32] = []
     private var position = 0
     private var cachedQuery: String?
 
@@ -40,29 +44,81 @@ final class FullTextScan: RowSource {
     override func reset(_ ctx: ExecContext) throws {
         position = 0
         guard case .string(let text) = query(ctx) else {
-            matches = []
+            found = FullTextRankedNumbers(documents: [], ranks: [])
+            heap = []
             cachedQuery = nil
             return
         }
-        if text == cachedQuery { return }
-        guard let indexer = plan.store.fullText, let stats = plan.store.statsTable else { matches = []; return }
-        let compiled: CompiledFullTextQuery
-        do {
-            compiled = try CompiledFullTextQuery(text, tokenizer: indexer.tokenizer, columns: indexer.columns)
-        } catch var e as QueryError {
-            e.message = "in MATCH(\(plan.indexName), …): " + e.message
-            throw e
+        if text != cachedQuery {
+            guard let indexer = plan.store.fullText, let stats = plan.store.statsTable else {
+                found = FullTextRankedNumbers(documents: [], ranks: [])
+                heap = []
+                return
+            }
+            let compiled: CompiledFullTextQuery
+            do {
+                compiled = try CompiledFullTextQuery(text, tokenizer: indexer.tokenizer, columns: indexer.columns)
+            } catch var e as QueryError {
+                e.message = "in MATCH(\(plan.indexName), …): " + e.message
+                throw e
+            }
+            let reader = LMDBPostingsReader(txn: ctx.txn, postings: plan.store.table, stats: stats)
+            found = try compiled.evaluateNumbers(in: reader, ranking: true)
+            cachedQuery = text
         }
-        let reader = LMDBPostingsReader(txn: ctx.txn, postings: plan.store.table, stats: stats)
-        let found = try compiled.evaluate(in: reader, ranking: true)
-        matches = found.ranks.sorted { $0.key.lexicographicallyPrecedes($1.key) }.map { ($0.key, $0.value) }
-        cachedQuery = text
+        if plan.rankOrdered {
+            heap = (0..<Int32(found.documents.count)).map { $0 }
+            let n = heap.count
+            var i = n / 2 - 1
+            while i >= 0 { siftDown(i, n); i -= 1 }
+        }
+    }
+
+    /// Higher rank first; equal ranks by document number.
+    @inline(__always)
+    private func before(_ a: Int32, _ b: Int32) -> Bool {
+        let ra = found.ranks[Int(a)], rb = found.ranks[Int(b)]
+        return ra > rb || (ra == rb && a < b)
+    }
+
+    private func siftDown(_ start: Int, _ n: Int) {
+        var i = start
+        while true {
+            let l = 2 * i + 1
+            if l >= n { return }
+            var best = l
+            if l + 1 < n && before(heap[l + 1], heap[l]) { best = l + 1 }
+            if !before(heap[best], heap[i]) { return }
+            heap.swapAt(i, best)
+            i = best
+        }
+    }
+
+    /// The next match to bind, in the scan's order.
+    private func nextIndex() -> Int? {
+        if plan.rankOrdered {
+            guard !heap.isEmpty else { return nil }
+            let top = heap[0]
+            let last = heap.removeLast()
+            if !heap.isEmpty {
+                heap[0] = last
+                siftDown(0, heap.count)
+            }
+            return Int(top)
+        }
+        guard position < found.documents.count else { return nil }
+        position += 1
+        return position - 1
     }
 
     override func next(_ ctx: ExecContext) throws -> Bool {
-        while position < matches.count {
-            let (id, rank) = matches[position]
-            position += 1
+        guard let stats = plan.store.statsTable else { return false }
+        while let i = nextIndex() {
+            let number = found.documents[i]
+            guard let rawID = try ctx.txn.get(stats, key: FullTextPostingsCodec.documentIDKey(number)) else {
+                throw DatabaseError(.corrupt, "full-text index '\(plan.indexName)': document number \(number) names no document")
+            }
+            let id = Array(rawID)
             let bound = try id.withUnsafeBytes { raw -> Bool in
                 // The ID must outlive this call: bind from the document table's own key bytes.
                 guard let v = try ctx.txn.get(docs, key: raw), let header = DocumentRecord.header(v), !header.deleted else { return false }
@@ -72,7 +128,7 @@ final class FullTextScan: RowSource {
             }
             if bound {
                 ctx.slots[slot].ownedID = id
-                ctx.slots[slot].rank = rank
+                ctx.slots[slot].rank = found.ranks[i]
                 ctx.slots[slot].matched = true
                 ctx.slots[slot].drivingIndex = plan.indexName.lowercased()
                 return true

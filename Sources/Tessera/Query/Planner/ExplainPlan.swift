@@ -38,6 +38,8 @@ public struct ExplainPlan: Sendable, CustomStringConvertible {
         public var filter: String?
         /// For an array-index scan: the innermost UNNEST alias the index predicates apply to.
         public var arrayAlias: String?
+        /// For a full-text search: rows come by descending rank (ORDER BY rank DESC needs no sort).
+        public var rankOrdered = false
     }
 
     /// Sources in join order.
@@ -77,6 +79,7 @@ public struct ExplainPlan: Sendable, CustomStringConvertible {
             case .fullText(let ft):
                 s.access = .fullText
                 s.index = ft.indexName
+                s.rankOrdered = ft.rankOrdered
             }
             return s
         }
@@ -121,7 +124,7 @@ public struct ExplainPlan: Sendable, CustomStringConvertible {
                 line = "SEARCH \(s.arrayAlias ?? s.alias) USING ARRAY INDEX \(s.index!)" + (s.keyRange.map { " (\($0))" } ?? "")
                     + (s.arrayAlias != nil ? " FOR \(s.alias)" : "")
             case .fullText:
-                line = "SEARCH \(s.alias) USING FULL-TEXT INDEX \(s.index!) (MATCH \(s.index!))"
+                line = "SEARCH \(s.alias) USING FULL-TEXT INDEX \(s.index!) (MATCH \(s.index!))" + (s.rankOrdered ? " BY RANK" : "")
             }
             if let j = s.join { line = "\(j) " + line }
             lines.append(line)

@@ -29,7 +29,17 @@ struct Planner {
                 if let m = remaining.first(where: { if case .match(let s, _, _) = $0 { return s == src.index } else { return false } }),
                    case .match(_, let name, let q) = m, let store = stores[key],
                    let index = store.indexes.first(where: { $0.definition.type == .fullText && $0.definition.name.lowercased() == name.lowercased() }) {
-                    access = .fullText(FullTextPlan(indexName: index.definition.name, query: q, store: index))
+                    var ft = FullTextPlan(indexName: index.definition.name, query: q, store: index)
+                    // ORDER BY rank(index) DESC on a lone source: rows come out by rank and
+                    // LIMIT stops the scan early.
+                    let order = query.orderBy
+                    if query.sources.count == 1, !query.isAggregating, !query.distinct, order.count == 1, order[0].descending,
+                       case .rank(let s, let rankIndex) = order[0].expr, s == src.index,
+                       rankIndex.lowercased() == name.lowercased() {
+                        ft.rankOrdered = true
+                        orderSatisfied = true
+                    }
+                    access = .fullText(ft)
                     // The MATCH stays a filter: it is TRUE for every row the scan binds, and
                     // FALSE for the null-extended row of a LEFT JOIN.
                 } else if let store = stores[key] {

@@ -44,6 +44,8 @@ struct FullTextPlan {
     var indexName: String
     var query: BoundExpr
     var store: IndexStore
+    /// Deliver rows by descending rank (`ORDER BY rank(index) DESC` is satisfied).
+    var rankOrdered = false
 }
 
 /// How the rows are put in order.
