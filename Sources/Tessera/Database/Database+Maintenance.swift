@@ -34,7 +34,10 @@ extension Database {
     }
 
     func integrityCheck() throws -> IntegrityReport {
-        let catalog = catalog.withLock { $0 }
+        // Inside a batch: check what the transaction has written so far, counters included.
+        let inBatch = WriteContext.current.flatMap { $0.database === self ? $0 : nil }
+        try inBatch?.flushCounters()
+        let catalog = inBatch?.catalog ?? catalog.withLock { $0 }
         var report = IntegrityReport()
         try read { txn in
             for key in catalog.collections.keys.sorted() {

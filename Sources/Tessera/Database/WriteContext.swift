@@ -127,6 +127,13 @@ final class WriteContext {
     /// Writes counters and catalogue; called just before commit.
     func finish() throws {
         try flushFullText()
+        try flushCounters()
+        if catalogChanged { try catalog.save(txn: txn, meta: database.metaTable) }
+    }
+
+    /// Writes the sequence and live-count counters accumulated so far (before commit, or
+    /// before an integrity check inside the transaction reads them).
+    func flushCounters() throws {
         let meta = database.metaTable
         for (key, seq) in sequences {
             try txn.put(meta, key: Array(("seq:" + key.fullName).utf8), value: withUnsafeBytes(of: seq.littleEndian) { Array($0) })
@@ -137,7 +144,7 @@ final class WriteContext {
             let next = UInt64(bitPattern: current + Int64(delta))
             try txn.put(meta, key: Array(name.utf8), value: withUnsafeBytes(of: next.littleEndian) { Array($0) })
         }
-        if catalogChanged { try catalog.save(txn: txn, meta: meta) }
+        countDeltas = [:]
     }
 
     /// Publishes the catalogue and runs after-commit work; called once the commit succeeded.

@@ -1,0 +1,166 @@
+import Testing
+@testable import Tessera
+
+/// Postings blocks under maintenance: a small vocabulary over a few thousand documents gives
+/// every term many blocks, so saves, edits, deletes and purges (alone and in batches, with
+/// the same document saved twice in one batch) append to, rewrite, split and empty blocks in
+/// the middle of the lists. After each round every term query equals the model, ranked
+/// queries by rank order equal a full sort, and the integrity check (which re-derives every
+/// block from the documents) reports nothing.
+@Suite("Full-text: postings blocks under maintenance")
+struct FullTextBlockMaintenanceTests {
+    static let words = ["amber", "birch", "cedar", "dune", "ember", "fjord", "grove", "heath", "inlet", "juniper", "kelp", "larch"]
+
+    struct RNG {
+        var base: SplitMix64
+        mutating func int(_ n: Int) -> Int { Int(base.next() % UInt64(n)) }
+    }
+
+    static func text(_ r: inout RNG) -> String {
+        // Skewed: early words are frequent, so their lists span many blocks.
+        (0..<(3 + r.int(10))).map { _ in words[min(r.int(words.count), r.int(words.count))] }.joined(separator: " ")
+    }
+
+    static func ids(matching word: String, _ model: [String: String]) -> [String] {
+        model.filter { $0.value.split(separator: " ").contains(Substring(word)) }.keys.sorted()
+    }
+
+    static func phraseIDs(_ a: String, _ b: String, _ model: [String: String]) -> [String] {
+        model.filter { doc in
+            let w = doc.value.split(separator: " ")
+            return w.indices.dropLast().contains { w[$0] == a && w[$0 + 1] == b }
+        }.keys.sorted()
+    }
+
+    static func query(_ db: Database, _ sql: String, _ q: String) throws -> [String] {
+        let query = try db.createQuery(sql)
+        query.parameters = Parameters(["q": .string(q)])
+        return try query.execute().allResults().compactMap { $0.string(forKey: "id") }
+    }
+
+    func verify(_ db: Database, _ model: [String: String], round: Int) throws {
+        for index in ["ftLive", "ftBackfilled"] {
+            for w in Self.words {
+                let got = try Self.query(db, "SELECT meta().id AS id FROM docs WHERE match(\(index), $q)", w).sorted()
+                #expect(got == Self.ids(matching: w, model), "round \(round) \(index) '\(w)'")
+            }
+            let (a, b) = (Self.words[0], Self.words[1])
+            let phrase = try Self.query(db, "SELECT meta().id AS id FROM docs WHERE match(\(index), $q)", "\"\(a) \(b)\"").sorted()
+            #expect(phrase == Self.phraseIDs(a, b, model), "round \(round) \(index) phrase")
+        }
+        // Rank order from the heap equals a full sort of every match's rank.
+        let ranked = try db.createQuery("SELECT rank(ftLive) AS r FROM docs WHERE match(ftLive, 'cedar dune') ORDER BY rank(ftLive) DESC LIMIT 25")
+        #expect(try ranked.explain().contains("BY RANK"))
+        #expect(try !ranked.explain().contains("TEMP B-TREE"))
+        let top = try ranked.execute().allResults().compactMap { $0.double(forKey: "r") }
+        let all = try db.createQuery("SELECT rank(ftLive) AS r FROM docs WHERE match(ftLive, 'cedar dune')")
+            .execute().allResults().compactMap { $0.double(forKey: "r") }.sorted(by: >)
+        #expect(top == Array(all.prefix(25)), "round \(round) ranked top 25")
+        let report = try db.performMaintenance(.integrityCheck)
+        #expect(report.isOK, "round \(round): \(report)")
+    }
+
+    @Test(arguments: [11, 12, 13] as [UInt64])
+    func blocksStayExact(seed: UInt64) throws {
+        var r = RNG(base: SplitMix64(seed: seed))
+        let db = try Database.temporary()
+        defer { try? db.close() }
+        let coll = try db.createCollection(name: "docs")
+        try coll.createIndex(withName: "ftLive", config: FullTextIndexConfiguration(["body"], language: ""))
+        var model: [String: String] = [:]
+
+        // Bulk load in batches of random size: appends to each term's last block.
+        var next = 0
+        while next < 1_500 {
+            let n = 1 + r.int(300)
+            try db.inBatch {
+                for _ in 0..<n {
+                    let id = "doc\(next)"
+                    let body = Self.text(&r)
+                    try coll.save(id: id, properties: ["body": .string(body)])
+                    model[id] = body
+                    next += 1
+                }
+            }
+        }
+        try coll.createIndex(withName: "ftBackfilled", config: FullTextIndexConfiguration(["body"], language: ""))
+        let store = try coll.currentStore()
+        let live = try #require(store.indexes.first { $0.definition.name == "ftLive" })
+        let blocks = try db.read { try $0.count(live.table) }
+        #expect(blocks > Self.words.count * 3, "every frequent term spans several blocks (\(blocks) blocks)")
+        try verify(db, model, round: 0)
+
+        for round in 1...3 {
+            for _ in 0..<150 {
+                let roll = r.int(10)
+                let id = "doc\(r.int(next + 50))"
+                if roll < 5 {
+                    let body = Self.text(&r)
+                    try coll.save(id: id, properties: ["body": .string(body)])
+                    model[id] = body
+                } else if roll < 7 {
+                    if model[id] != nil { try coll.delete(id: id); model[id] = nil }
+                } else if roll < 8 {
+                    try? coll.purge(id: id)
+                    model[id] = nil
+                } else {
+                    // A batch touching the same document twice (the last save wins) and others.
+                    try db.inBatch {
+                        for k in 0..<(2 + r.int(6)) {
+                            let other = k == 1 ? id : "doc\(r.int(next + 50))"
+                            let body = Self.text(&r)
+                            try coll.save(id: other, properties: ["body": .string(body)])
+                            model[other] = body
+                        }
+                        if let victim = model.keys.min(), r.int(2) == 0 {
+                            try coll.delete(id: victim)
+                            model[victim] = nil
+                        }
+                    }
+                }
+            }
+            try verify(db, model, round: round)
+        }
+    }
+
+    @Test func queriesInsideABatchSeeTheBatchsSaves() throws {
+        let db = try Database.temporary()
+        defer { try? db.close() }
+        let coll = try db.createCollection(name: "docs")
+        try coll.createIndex(withName: "ft", config: FullTextIndexConfiguration(["body"], language: ""))
+        try coll.save(id: "a", properties: ["body": "amber birch"])
+        try db.inBatch {
+            try coll.save(id: "b", properties: ["body": "amber cedar"])
+            try coll.save(id: "a", properties: ["body": "cedar only"])
+            let inside = try Self.query(db, "SELECT meta().id AS id FROM docs WHERE match(ft, $q)", "amber").sorted()
+            #expect(inside == ["b"])
+            // Saves after a read inside the batch are merged too.
+            try coll.save(id: "c", properties: ["body": "amber"])
+            let report = try db.performMaintenance(.integrityCheck)
+            #expect(report.isOK, "\(report)")
+        }
+        #expect(try Self.query(db, "SELECT meta().id AS id FROM docs WHERE match(ft, $q)", "amber").sorted() == ["b", "c"])
+        #expect(try Self.query(db, "SELECT meta().id AS id FROM docs WHERE match(ft, $q)", "cedar").sorted() == ["a", "b"])
+        #expect(try db.performMaintenance(.integrityCheck).isOK)
+    }
+
+    @Test func droppingOrRedefiningAnIndexInsideABatchDiscardsItsQueue() throws {
+        let db = try Database.temporary()
+        defer { try? db.close() }
+        let coll = try db.createCollection(name: "docs")
+        try coll.createIndex(withName: "ft", config: FullTextIndexConfiguration(["body"], language: ""))
+        try db.inBatch {
+            try coll.save(id: "a", properties: ["body": "amber", "title": "birch"])
+            try coll.deleteIndex(forName: "ft")
+            try coll.save(id: "b", properties: ["body": "amber", "title": "cedar"])
+            try coll.createIndex(withName: "ft2", config: FullTextIndexConfiguration(["body"], language: ""))
+            try coll.save(id: "c", properties: ["body": "amber", "title": "dune"])
+            try coll.createIndex(withName: "ft2", config: FullTextIndexConfiguration(["title"], language: ""))
+            try coll.save(id: "d", properties: ["body": "ember", "title": "amber"])
+        }
+        #expect(try coll.indexes() == ["ft2"])
+        #expect(try Self.query(db, "SELECT meta().id AS id FROM docs WHERE match(ft2, $q)", "amber") == ["d"])
+        #expect(try Self.query(db, "SELECT meta().id AS id FROM docs WHERE match(ft2, $q)", "cedar") == ["b"])
+        #expect(try db.performMaintenance(.integrityCheck).isOK)
+    }
+}
