@@ -529,43 +529,80 @@ struct LMDBPostingsReader: PostingsReader {
     let postings: Table
     let stats: Table
 
+    /// Decodes a term's blocks (first document, value) into one list. Arrays are sized from
+    /// the byte count (an entry takes at least 4 bytes) and filled in place; positions are
+    /// referenced in the map, not copied.
+    static func decode(_ blocks: [(UInt32, UnsafeRawBufferPointer)], positions: Bool) throws -> PostingList {
+        var capacity = 0
+        for (_, v) in blocks { capacity += v.count / 4 + 1 }
+        var count = 0
+        var frequencies: [UInt32] = []
+        var lengths: [UInt32] = []
+        var refs: [UnsafeRawBufferPointer] = []
+        let documents = try [UInt32](unsafeUninitializedCapacity: capacity) { docs, docsCount in
+            docsCount = 0
+            frequencies = try [UInt32](unsafeUninitializedCapacity: capacity) { freqs, freqsCount in
+                freqsCount = 0
+                lengths = try [UInt32](unsafeUninitializedCapacity: capacity) { lens, lensCount in
+                    lensCount = 0
+                    refs = try [UnsafeRawBufferPointer](unsafeUninitializedCapacity: positions ? capacity : 0) { ps, psCount in
+                        psCount = 0
+                        for (first, value) in blocks {
+                            var it = PostingBlockIterator(value: value, firstDocument: first)
+                            while let e = try it.next() {
+                                guard count < capacity else { throw FullTextIndexCorruption("block holds more entries than bytes allow") }
+                                if count > 0 && e.document <= docs[count - 1] { throw FullTextIndexCorruption("blocks out of document order") }
+                                docs[count] = e.document
+                                freqs[count] = e.frequency
+                                lens[count] = e.length
+                                if positions { ps[count] = e.positions }
+                                count += 1
+                            }
+                        }
+                        psCount = positions ? count : 0
+                    }
+                    lensCount = count
+                }
+                freqsCount = count
+            }
+            docsCount = count
+        }
+        return PostingList(documents: documents, frequencies: frequencies, lengths: lengths, positionRefs: positions ? refs : nil)
+    }
+
     func postings(forTerm term: String, positions: Bool) throws -> PostingList {
         let prefix = FullTextPostingsCodec.termKeyPrefix(term)
-        var list = PostingList(hasPositions: positions)
+        var blocks: [(UInt32, UnsafeRawBufferPointer)] = []
         try txn.withCursor(postings) { c in
             var ok = try c.seek(prefix)
             while ok && c.key.count == prefix.count + 4 && hasPrefix(c.key, prefix) {
-                let first = FullTextPostingsCodec.readBigEndian(c.key, at: prefix.count)
-                var it = PostingBlockIterator(value: c.value, firstDocument: first)
-                while let e = try it.next() {
-                    list.append(document: e.document, frequency: e.frequency, length: e.length, positions: e.positions)
-                }
+                blocks.append((FullTextPostingsCodec.readBigEndian(c.key, at: prefix.count), c.value))
                 ok = try c.next()
             }
         }
-        return list
+        return try Self.decode(blocks, positions: positions)
     }
 
     func postings(forPrefix prefix: String, positions: Bool) throws -> [PostingList] {
         let start = FullTextPostingsCodec.prefixScanKey(prefix)
         var out: [PostingList] = []
         var currentTerm: [UInt8]? = nil
+        var blocks: [(UInt32, UnsafeRawBufferPointer)] = []
         try txn.withCursor(postings) { c in
             try c.forEach(prefix: start) { k, v in
                 guard let (term, first) = FullTextPostingsCodec.splitBlockKey(k) else {
                     throw FullTextIndexCorruption("unreadable postings key")
                 }
                 if currentTerm == nil || !term.elementsEqual(currentTerm!) {
+                    if !blocks.isEmpty { out.append(try Self.decode(blocks, positions: positions)) }
+                    blocks = []
                     currentTerm = Array(term)
-                    out.append(PostingList(hasPositions: positions))
                 }
-                var it = PostingBlockIterator(value: v, firstDocument: first)
-                while let e = try it.next() {
-                    out[out.count - 1].append(document: e.document, frequency: e.frequency, length: e.length, positions: e.positions)
-                }
+                blocks.append((first, v))
                 return true
             }
         }
+        if !blocks.isEmpty { out.append(try Self.decode(blocks, positions: positions)) }
         return out
     }
 

@@ -56,6 +56,14 @@ struct FullTextBlockMaintenanceTests {
         let all = try db.createQuery("SELECT rank(ftLive) AS r FROM docs WHERE match(ftLive, 'cedar dune')")
             .execute().allResults().compactMap { $0.double(forKey: "r") }.sorted(by: >)
         #expect(top == Array(all.prefix(25)), "round \(round) ranked top 25")
+        // A filter the index cannot apply rejects most of the best matches: the scan must go
+        // past its first selection, in rank order; OFFSET counts towards the selection.
+        let filtered = try db.createQuery("SELECT rank(ftLive) AS r FROM docs WHERE match(ftLive, 'cedar') AND meta().id LIKE '%7' ORDER BY rank(ftLive) DESC LIMIT 6 OFFSET 2")
+        #expect(try !filtered.explain().contains("TEMP B-TREE"))
+        let filteredAll = try db.createQuery("SELECT rank(ftLive) AS r FROM docs WHERE match(ftLive, 'cedar') AND meta().id LIKE '%7'")
+            .execute().allResults().compactMap { $0.double(forKey: "r") }.sorted(by: >)
+        #expect(try filtered.execute().allResults().compactMap { $0.double(forKey: "r") } == Array(filteredAll.dropFirst(2).prefix(6)),
+                "round \(round) filtered ranked")
         let report = try db.performMaintenance(.integrityCheck)
         #expect(report.isOK, "round \(round): \(report)")
     }

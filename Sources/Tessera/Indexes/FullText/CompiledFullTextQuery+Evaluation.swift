@@ -94,48 +94,89 @@ struct UnitList {
     var lengths: [UInt32] = []
 }
 
-/// Positions of one document decoded into reusable flat storage.
-struct DecodedPositions {
-    var columns: [Int] = []
-    var starts: [Int] = []
-    var positions: [UInt32] = []
+/// Decodes the positions of a phrase's parts in one document into sorted keys
+/// (column << 32 | position) and counts where part k sits `offset[k]` after part 0.
+/// Buffers are reused from document to document.
+final class PhraseMatcher {
+    private var keys: [UnsafeMutablePointer<UInt64>]
+    private var counts: [Int]
+    private var capacities: [Int]
+    private let cursor: UnsafeMutablePointer<Int>
+    let offsets: [UInt64]
 
-    mutating func decode(_ raw: UnsafeRawBufferPointer) throws {
-        columns.removeAll(keepingCapacity: true)
-        starts.removeAll(keepingCapacity: true)
-        positions.removeAll(keepingCapacity: true)
+    init(offsets: [Int]) {
+        self.offsets = offsets.map { UInt64($0) }
+        keys = offsets.map { _ in .allocate(capacity: 64) }
+        counts = Array(repeating: 0, count: offsets.count)
+        capacities = Array(repeating: 64, count: offsets.count)
+        cursor = .allocate(capacity: offsets.count)
+    }
+
+    deinit {
+        for k in keys { k.deallocate() }
+        cursor.deallocate()
+    }
+
+    /// Decodes part `k`'s encoded positions.
+    func decode(part k: Int, _ raw: UnsafeRawBufferPointer) throws {
         var reader = ByteReader(raw)
+        var n = 0
+        var out = keys[k]
         while !reader.atEnd {
             let column = try reader.varint()
             let count = try reader.varint()
             guard count <= UInt64(raw.count), column <= UInt64(Int32.max) else { throw FullTextIndexCorruption("bad positions") }
-            columns.append(Int(column))
-            starts.append(positions.count)
+            if n + Int(count) > capacities[k] {
+                let grown = UnsafeMutablePointer<UInt64>.allocate(capacity: 2 * (n + Int(count)))
+                grown.update(from: out, count: n)
+                out.deallocate()
+                out = grown
+                keys[k] = grown
+                capacities[k] = 2 * (n + Int(count))
+            }
             var p: UInt64 = 0
+            let high = column << 32
             for _ in 0..<count {
-                p += try reader.varint()
+                p &+= try reader.varint()
                 guard p <= UInt64(UInt32.max) else { throw FullTextIndexCorruption("position out of range") }
-                positions.append(UInt32(p))
+                out[n] = high | p
+                n += 1
             }
         }
-        starts.append(positions.count)
+        counts[k] = n
     }
 
-    /// The positions in `column` as a range of `positions`, empty if none.
-    func range(ofColumn column: Int) -> Range<Int> {
-        for (i, c) in columns.enumerated() where c == column { return starts[i]..<starts[i + 1] }
-        return 0..<0
-    }
-
-    /// True if `positions[range]` (ascending) contains `x`.
-    func contains(_ x: UInt32, in range: Range<Int>) -> Bool {
-        var lo = range.lowerBound
-        var hi = range.upperBound
-        while lo < hi {
-            let mid = (lo + hi) >> 1
-            if positions[mid] < x { lo = mid + 1 } else { hi = mid }
+    /// The phrase's occurrences among the decoded parts; `found` gets each one's
+    /// (column, first position).
+    @inline(__always)
+    func count(_ found: ((Int, Int) -> Void)? = nil) -> Int {
+        let parts = offsets.count
+        let first = keys[0]
+        let firstCount = counts[0]
+        if parts == 1 {
+            if let found { for i in 0..<firstCount { found(Int(first[i] >> 32), Int(first[i] & 0xFFFF_FFFF)) } }
+            return firstCount
         }
-        return lo < range.upperBound && positions[lo] == x
+        cursor.update(repeating: 0, count: parts)
+        var matches = 0
+        candidates: for i in 0..<firstCount {
+            let x = first[i]
+            for k in 1..<parts {
+                let want = x &+ offsets[k]
+                // Same column only: the position must not carry into the column bits.
+                if (x & 0xFFFF_FFFF) &+ offsets[k] > 0xFFFF_FFFF { continue candidates }
+                let list = keys[k]
+                let n = counts[k]
+                var j = cursor[k]
+                while j < n && list[j] < want { j += 1 }
+                cursor[k] = j
+                if j == n { break candidates }
+                if list[j] != want { continue candidates }
+            }
+            matches += 1
+            found?(Int(x >> 32), Int(x & 0xFFFF_FFFF))
+        }
+        return matches
     }
 }
 
@@ -149,7 +190,6 @@ struct FullTextEvaluator<R: PostingsReader> {
     let needsPositions: [Bool]
     var leafLists: [PostingList?]
     var unitLists: [UnitList?]
-    var scratch: [DecodedPositions]
 
     init(query: CompiledFullTextQuery, reader: R) {
         self.query = query
@@ -170,7 +210,6 @@ struct FullTextEvaluator<R: PostingsReader> {
         needsPositions = needs
         leafLists = Array(repeating: nil, count: query.leaves.count)
         unitLists = Array(repeating: nil, count: query.units.count)
-        scratch = []
     }
 
     mutating func run(ranking: Bool) throws -> FullTextRankedNumbers {
@@ -353,7 +392,6 @@ struct FullTextEvaluator<R: PostingsReader> {
         } else {
             // Several terms share the prefix: a document's occurrences are the sum of theirs
             // (one token has one term, so positions never collide).
-            list = PostingList(hasPositions: withPositions)
             var merged = lists.isEmpty ? PostingList(hasPositions: withPositions) : lists[0]
             for next in lists.dropFirst() { merged = try Self.merge(merged, next) }
             list = merged
@@ -417,7 +455,7 @@ struct FullTextEvaluator<R: PostingsReader> {
             let order = lists.indices.sorted { lists[$0].count < lists[$1].count }
             var candidates = lists[order[0]].documents
             for k in order.dropFirst() { candidates = Self.intersect(candidates, lists[k].documents) }
-            if scratch.count < lists.count { scratch = Array(repeating: DecodedPositions(), count: lists.count) }
+            let matcher = PhraseMatcher(offsets: unit.parts.map(\.offset))
             var cursors = [Int](repeating: 0, count: lists.count)
             for d in candidates {
                 // Every part holds d: find its entry (lists and candidates both ascend).
@@ -425,10 +463,10 @@ struct FullTextEvaluator<R: PostingsReader> {
                 for k in lists.indices {
                     let idx = lists[k].documents.withUnsafeBufferPointer { Self.gallop($0, from: cursors[k], to: d) }
                     cursors[k] = idx
-                    try lists[k].withPositions(at: idx) { try scratch[k].decode($0) }
+                    try lists[k].withPositions(at: idx) { try matcher.decode(part: k, $0) }
                     length = lists[k].lengths[idx]
                 }
-                let f = phraseCount(unit, instances: nil)
+                let f = matcher.count()
                 if f > 0 {
                     result.documents.append(d)
                     result.frequencies.append(UInt32(f))
@@ -440,53 +478,17 @@ struct FullTextEvaluator<R: PostingsReader> {
         return result
     }
 
-    /// Counts (and optionally lists) the phrase's occurrences in the document whose parts'
-    /// positions are decoded in `scratch`.
-    func phraseCount(_ unit: CompiledFullTextQuery.Unit, instances: UnsafeMutablePointer<[UnitInstance]>?) -> Int {
-        var count = 0
-        let first = scratch[0]
-        for (ci, column) in first.columns.enumerated() {
-            var ranges: [Range<Int>] = []
-            for k in 1..<unit.parts.count {
-                let r = scratch[k].range(ofColumn: column)
-                if r.isEmpty { break }
-                ranges.append(r)
-            }
-            guard ranges.count == unit.parts.count - 1 else { continue }
-            positions: for pi in first.starts[ci]..<first.starts[ci + 1] {
-                let p = Int(first.positions[pi])
-                for k in 1..<unit.parts.count {
-                    let want = p + unit.parts[k].offset
-                    guard want <= Int(UInt32.max), scratch[k].contains(UInt32(want), in: ranges[k - 1]) else { continue positions }
-                }
-                count += 1
-                instances?.pointee.append(UnitInstance(column: column, start: p, end: p + unit.span))
-            }
-        }
-        return count
-    }
-
     /// The occurrences of unit `u` in document `d` (which holds the unit).
     mutating func instances(ofUnit u: Int, document d: UInt32) throws -> [UnitInstance] {
         let unit = query.units[u]
-        if scratch.count < unit.parts.count { scratch.append(contentsOf: Array(repeating: DecodedPositions(), count: unit.parts.count - scratch.count)) }
+        let matcher = PhraseMatcher(offsets: unit.parts.map(\.offset))
         for (k, part) in unit.parts.enumerated() {
             let list = try leafList(part.leaf)
             guard let idx = list.index(of: d) else { return [] }
-            try list.withPositions(at: idx) { try scratch[k].decode($0) }
+            try list.withPositions(at: idx) { try matcher.decode(part: k, $0) }
         }
         var out: [UnitInstance] = []
-        if unit.parts.count == 1 {
-            let s = scratch[0]
-            for (ci, column) in s.columns.enumerated() {
-                for pi in s.starts[ci]..<s.starts[ci + 1] {
-                    let p = Int(s.positions[pi])
-                    out.append(UnitInstance(column: column, start: p, end: p))
-                }
-            }
-        } else {
-            _ = phraseCount(unit, instances: &out)
-        }
+        _ = matcher.count { column, start in out.append(UnitInstance(column: column, start: start, end: start + unit.span)) }
         return out
     }
 

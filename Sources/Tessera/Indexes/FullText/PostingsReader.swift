@@ -27,21 +27,36 @@ public protocol PostingsReader {
 
 /// One term's postings: documents in ascending number with the term's frequency, the
 /// document's length and (optionally) the encoded positions (`FullTextPostingsCodec`).
-public struct PostingList: Sendable {
+///
+/// Positions are referenced, not copied: a list read from LMDB points into the memory map and
+/// is valid only inside the read transaction it came from; lists built with `append` own
+/// their bytes.
+public struct PostingList {
     /// Document numbers, ascending, unique.
-    public private(set) var documents: [UInt32] = []
+    public internal(set) var documents: [UInt32] = []
     /// The term's frequency in each document.
-    public private(set) var frequencies: [UInt32] = []
+    public internal(set) var frequencies: [UInt32] = []
     /// Each document's indexed token count.
-    public private(set) var lengths: [UInt32] = []
+    public internal(set) var lengths: [UInt32] = []
     /// Whether positions were loaded.
     public let hasPositions: Bool
-    private var positionBytes: [UInt8] = []
-    private var positionEnds: [UInt32] = []
+    /// Each document's encoded positions (empty without positions).
+    var positionRefs: [UnsafeRawBufferPointer] = []
+    /// Owns the bytes `positionRefs` point to, for lists built with `append`.
+    private var arena: PositionArena?
 
     /// Creates an empty list.
     public init(hasPositions: Bool) {
         self.hasPositions = hasPositions
+    }
+
+    /// A list over arrays filled elsewhere (positions borrowed from the caller's storage).
+    init(documents: [UInt32], frequencies: [UInt32], lengths: [UInt32], positionRefs: [UnsafeRawBufferPointer]?) {
+        self.documents = documents
+        self.frequencies = frequencies
+        self.lengths = lengths
+        self.hasPositions = positionRefs != nil
+        self.positionRefs = positionRefs ?? []
     }
 
     /// The number of documents.
@@ -52,18 +67,17 @@ public struct PostingList: Sendable {
         documents.reserveCapacity(n)
         frequencies.reserveCapacity(n)
         lengths.reserveCapacity(n)
-        if hasPositions { positionEnds.reserveCapacity(n) }
+        if hasPositions { positionRefs.reserveCapacity(n) }
     }
 
-    /// Appends a document (numbers must ascend).
-    @inline(__always)
+    /// Appends a document (numbers must ascend); the positions are copied.
     public mutating func append(document: UInt32, frequency: UInt32, length: UInt32, positions: UnsafeRawBufferPointer) {
         documents.append(document)
         frequencies.append(frequency)
         lengths.append(length)
         if hasPositions {
-            positionBytes.append(contentsOf: positions)
-            positionEnds.append(UInt32(positionBytes.count))
+            if arena == nil { arena = PositionArena() }
+            positionRefs.append(arena!.store(positions))
         }
     }
 
@@ -71,9 +85,7 @@ public struct PostingList: Sendable {
     @inline(__always)
     public func withPositions<R>(at i: Int, _ body: (UnsafeRawBufferPointer) throws -> R) rethrows -> R {
         guard hasPositions else { return try body(UnsafeRawBufferPointer(start: nil, count: 0)) }
-        let start = i == 0 ? 0 : Int(positionEnds[i - 1])
-        let end = Int(positionEnds[i])
-        return try positionBytes.withUnsafeBytes { try body(UnsafeRawBufferPointer(rebasing: $0[start..<end])) }
+        return try body(positionRefs[i])
     }
 
     /// The decoded positions of the `i`-th document, by column.
@@ -90,5 +102,28 @@ public struct PostingList: Sendable {
             if documents[mid] < document { lo = mid + 1 } else { hi = mid }
         }
         return lo < documents.count && documents[lo] == document ? lo : nil
+    }
+}
+
+/// Append-only byte storage whose bytes never move (chunks are never reallocated).
+final class PositionArena {
+    private var chunks: [UnsafeMutableRawBufferPointer] = []
+    private var used = 0
+
+    func store(_ bytes: UnsafeRawBufferPointer) -> UnsafeRawBufferPointer {
+        if bytes.isEmpty { return UnsafeRawBufferPointer(start: nil, count: 0) }
+        if chunks.isEmpty || used + bytes.count > chunks[chunks.count - 1].count {
+            chunks.append(.allocate(byteCount: max(1 << 16, bytes.count), alignment: 8))
+            used = 0
+        }
+        let chunk = chunks[chunks.count - 1]
+        let dest = UnsafeMutableRawBufferPointer(rebasing: chunk[used..<(used + bytes.count)])
+        dest.copyMemory(from: bytes)
+        used += bytes.count
+        return UnsafeRawBufferPointer(dest)
+    }
+
+    deinit {
+        for c in chunks { c.deallocate() }
     }
 }

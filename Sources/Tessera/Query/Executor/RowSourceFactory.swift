@@ -2,7 +2,9 @@ import LMDB
 
 /// Builds the row source of each plan level from its access path.
 enum RowSourceFactory {
-    static func make(_ sp: SourcePlan, parameters: [String: Value]) throws -> RowSource {
+    /// - Parameter rowsWanted: LIMIT + OFFSET when known: a rank-ordered full-text scan
+    ///   selects that many best matches first instead of ordering all of them.
+    static func make(_ sp: SourcePlan, parameters: [String: Value], rowsWanted: Int? = nil) throws -> RowSource {
         let slot = sp.source.index
         switch sp.access {
         case .fullScan:
@@ -16,43 +18,53 @@ enum RowSourceFactory {
                              includeDeleted: sp.source.includeDeleted)
         case .fullText(let ft):
             guard let store = sp.store else { throw DatabaseError(.notFound, "collection of '\(sp.source.alias)' is gone") }
-            return try FullTextScan(slot: slot, plan: ft, docs: store.docs, parameters: parameters)
+            return try FullTextScan(slot: slot, plan: ft, docs: store.docs, parameters: parameters, rowsWanted: rowsWanted)
         }
     }
 }
 
 /// The documents matching a full-text query with their BM25 rank: by document number, or by
-/// descending rank when the plan satisfies `ORDER BY rank(index) DESC` (then a heap yields
-/// one row at a time, so `LIMIT k` fetches only k documents).
+/// descending rank when the plan satisfies `ORDER BY rank(index) DESC`. In rank order, the
+/// best `rowsWanted` (LIMIT + OFFSET) are selected with a bounded heap and sorted; should the
+/// consumer want more (rows rejected by other filters), the rest are ordered by a heap.
 final class FullTextScan: RowSource {
     let plan: FullTextPlan
     let docs: Table
     let query: Evaluator
+    let rowsWanted: Int?
     private var found = FullTextRankedNumbers(documents: [], ranks: [])
-    /// Rank order: a max-heap of indices into `found`.
+    /// Rank order: the indices (into `found`) to emit next, best first.
+    private var ordered: [Int32] = []
+    private var orderedPosition = 0
+    /// Rank order: every match has been placed in `ordered` or `heap`.
+    private var selectedAll = true
+    /// Rank order: a max-heap of indices not yet emitted (after `ordered` runs out).
     private var heap: [Int32] = []
     private var position = 0
     private var cachedQuery: String?
 
-    init(slot: Int, plan: FullTextPlan, docs: Table, parameters: [String: Value]) throws {
+    init(slot: Int, plan: FullTextPlan, docs: Table, parameters: [String: Value], rowsWanted: Int? = nil) throws {
         self.plan = plan
         self.docs = docs
         self.query = ExpressionCompiler.compile(plan.query)
+        self.rowsWanted = rowsWanted
         super.init(slot: slot)
     }
 
     override func reset(_ ctx: ExecContext) throws {
         position = 0
+        ordered = []
+        orderedPosition = 0
+        heap = []
+        selectedAll = true
         guard case .string(let text) = query(ctx) else {
             found = FullTextRankedNumbers(documents: [], ranks: [])
-            heap = []
             cachedQuery = nil
             return
         }
         if text != cachedQuery {
             guard let indexer = plan.store.fullText, let stats = plan.store.statsTable else {
                 found = FullTextRankedNumbers(documents: [], ranks: [])
-                heap = []
                 return
             }
             let compiled: CompiledFullTextQuery
@@ -67,28 +79,81 @@ final class FullTextScan: RowSource {
             cachedQuery = text
         }
         if plan.rankOrdered {
-            heap = (0..<Int32(found.documents.count)).map { $0 }
-            let n = heap.count
-            var i = n / 2 - 1
-            while i >= 0 { siftDown(i, n); i -= 1 }
+            let n = found.documents.count
+            if let k = rowsWanted, k < n {
+                ordered = Self.best(k, of: found.ranks)
+                selectedAll = false
+            } else {
+                ordered = Self.best(n, of: found.ranks)
+            }
         }
     }
 
-    /// Higher rank first; equal ranks by document number.
+    /// True if match `a` comes before match `b`: higher rank, then lower document number.
     @inline(__always)
-    private func before(_ a: Int32, _ b: Int32) -> Bool {
-        let ra = found.ranks[Int(a)], rb = found.ranks[Int(b)]
+    private static func before(_ a: Int32, _ b: Int32, _ ranks: UnsafeBufferPointer<Double>) -> Bool {
+        let ra = ranks[Int(a)], rb = ranks[Int(b)]
         return ra > rb || (ra == rb && a < b)
     }
 
-    private func siftDown(_ start: Int, _ n: Int) {
+    /// The `k` best matches, best first (a bounded heap keeps the worst of the best on top).
+    static func best(_ k: Int, of ranks: [Double]) -> [Int32] {
+        if k <= 0 { return [] }
+        var heap: [Int32] = []
+        heap.reserveCapacity(k)
+        ranks.withUnsafeBufferPointer { r in
+            for i in 0..<Int32(r.count) {
+                if heap.count < k {
+                    heap.append(i)
+                    var c = heap.count - 1
+                    while c > 0 {
+                        let parent = (c - 1) / 2
+                        // Min-heap by "before": the parent is not better than the child.
+                        guard before(heap[parent], heap[c], r) else { break }
+                        heap.swapAt(parent, c)
+                        c = parent
+                    }
+                } else if before(i, heap[0], r) {
+                    heap[0] = i
+                    var c = 0
+                    let n = heap.count
+                    while true {
+                        let l = 2 * c + 1
+                        if l >= n { break }
+                        var worst = l
+                        if l + 1 < n && before(heap[l], heap[l + 1], r) { worst = l + 1 }
+                        guard before(heap[c], heap[worst], r) else { break }
+                        heap.swapAt(c, worst)
+                        c = worst
+                    }
+                }
+            }
+            heap.sort { before($0, $1, r) }
+        }
+        return heap
+    }
+
+    /// Orders the matches not among the first `ordered` ones by a max-heap.
+    private func heapifyRest() {
+        var taken = [Bool](repeating: false, count: found.documents.count)
+        for i in ordered { taken[Int(i)] = true }
+        heap = (0..<Int32(found.documents.count)).filter { !taken[Int($0)] }
+        found.ranks.withUnsafeBufferPointer { r in
+            var i = heap.count / 2 - 1
+            while i >= 0 { Self.siftDown(&heap, i, r); i -= 1 }
+        }
+        selectedAll = true
+    }
+
+    private static func siftDown(_ heap: inout [Int32], _ start: Int, _ r: UnsafeBufferPointer<Double>) {
         var i = start
+        let n = heap.count
         while true {
             let l = 2 * i + 1
             if l >= n { return }
             var best = l
-            if l + 1 < n && before(heap[l + 1], heap[l]) { best = l + 1 }
-            if !before(heap[best], heap[i]) { return }
+            if l + 1 < n && before(heap[l + 1], heap[l], r) { best = l + 1 }
+            if !before(heap[best], heap[i], r) { return }
             heap.swapAt(i, best)
             i = best
         }
@@ -97,12 +162,17 @@ final class FullTextScan: RowSource {
     /// The next match to bind, in the scan's order.
     private func nextIndex() -> Int? {
         if plan.rankOrdered {
+            if orderedPosition < ordered.count {
+                orderedPosition += 1
+                return Int(ordered[orderedPosition - 1])
+            }
+            if !selectedAll { heapifyRest() }
             guard !heap.isEmpty else { return nil }
             let top = heap[0]
             let last = heap.removeLast()
             if !heap.isEmpty {
                 heap[0] = last
-                siftDown(0, heap.count)
+                found.ranks.withUnsafeBufferPointer { Self.siftDown(&heap, 0, $0) }
             }
             return Int(top)
         }
