@@ -98,26 +98,41 @@ struct UnitList {
 /// (column << 32 | position) and counts where part k sits `offset[k]` after part 0.
 /// Buffers are reused from document to document.
 final class PhraseMatcher {
-    private var keys: [UnsafeMutablePointer<UInt64>]
-    private var counts: [Int]
-    private var capacities: [Int]
+    // Raw storage only: this runs once per candidate document, so no array copy-on-write or
+    // exclusivity bookkeeping on the way.
+    private let parts: Int
+    private let keys: UnsafeMutablePointer<UnsafeMutablePointer<UInt64>>
+    private let counts: UnsafeMutablePointer<Int>
+    private let capacities: UnsafeMutablePointer<Int>
     private let cursor: UnsafeMutablePointer<Int>
-    let offsets: [UInt64]
+    private let offsets: UnsafeMutablePointer<UInt64>
 
     init(offsets: [Int]) {
-        self.offsets = offsets.map { UInt64($0) }
-        keys = offsets.map { _ in .allocate(capacity: 64) }
-        counts = Array(repeating: 0, count: offsets.count)
-        capacities = Array(repeating: 64, count: offsets.count)
-        cursor = .allocate(capacity: offsets.count)
+        parts = offsets.count
+        keys = .allocate(capacity: parts)
+        counts = .allocate(capacity: parts)
+        capacities = .allocate(capacity: parts)
+        cursor = .allocate(capacity: parts)
+        self.offsets = .allocate(capacity: parts)
+        for k in 0..<parts {
+            keys[k] = .allocate(capacity: 64)
+            counts[k] = 0
+            capacities[k] = 64
+            self.offsets[k] = UInt64(offsets[k])
+        }
     }
 
     deinit {
-        for k in keys { k.deallocate() }
+        for k in 0..<parts { keys[k].deallocate() }
+        keys.deallocate()
+        counts.deallocate()
+        capacities.deallocate()
         cursor.deallocate()
+        offsets.deallocate()
     }
 
     /// Decodes part `k`'s encoded positions.
+    @inline(__always)
     func decode(part k: Int, _ raw: UnsafeRawBufferPointer) throws {
         var reader = ByteReader(raw)
         var n = 0
@@ -127,12 +142,13 @@ final class PhraseMatcher {
             let count = try reader.varint()
             guard count <= UInt64(raw.count), column <= UInt64(Int32.max) else { throw FullTextIndexCorruption("bad positions") }
             if n + Int(count) > capacities[k] {
-                let grown = UnsafeMutablePointer<UInt64>.allocate(capacity: 2 * (n + Int(count)))
+                let size = 2 * (n + Int(count))
+                let grown = UnsafeMutablePointer<UInt64>.allocate(capacity: size)
                 grown.update(from: out, count: n)
                 out.deallocate()
                 out = grown
                 keys[k] = grown
-                capacities[k] = 2 * (n + Int(count))
+                capacities[k] = size
             }
             var p: UInt64 = 0
             let high = column << 32
@@ -150,7 +166,6 @@ final class PhraseMatcher {
     /// (column, first position).
     @inline(__always)
     func count(_ found: ((Int, Int) -> Void)? = nil) -> Int {
-        let parts = offsets.count
         let first = keys[0]
         let firstCount = counts[0]
         if parts == 1 {
@@ -162,9 +177,9 @@ final class PhraseMatcher {
         candidates: for i in 0..<firstCount {
             let x = first[i]
             for k in 1..<parts {
-                let want = x &+ offsets[k]
                 // Same column only: the position must not carry into the column bits.
                 if (x & 0xFFFF_FFFF) &+ offsets[k] > 0xFFFF_FFFF { continue candidates }
+                let want = x &+ offsets[k]
                 let list = keys[k]
                 let n = counts[k]
                 var j = cursor[k]
@@ -452,29 +467,72 @@ struct FullTextEvaluator<R: PostingsReader> {
         } else {
             var lists: [PostingList] = []
             for part in unit.parts { lists.append(try leafList(part.leaf)) }
-            let order = lists.indices.sorted { lists[$0].count < lists[$1].count }
-            var candidates = lists[order[0]].documents
-            for k in order.dropFirst() { candidates = Self.intersect(candidates, lists[k].documents) }
             let matcher = PhraseMatcher(offsets: unit.parts.map(\.offset))
-            var cursors = [Int](repeating: 0, count: lists.count)
-            for d in candidates {
-                // Every part holds d: find its entry (lists and candidates both ascend).
-                var length: UInt32 = 0
-                for k in lists.indices {
-                    let idx = lists[k].documents.withUnsafeBufferPointer { Self.gallop($0, from: cursors[k], to: d) }
-                    cursors[k] = idx
-                    try lists[k].withPositions(at: idx) { try matcher.decode(part: k, $0) }
-                    length = lists[k].lengths[idx]
-                }
-                let f = matcher.count()
-                if f > 0 {
-                    result.documents.append(d)
-                    result.frequencies.append(UInt32(f))
-                    result.lengths.append(length)
+            if lists.count == 2 {
+                result = try Self.phrase2(lists[0], lists[1], matcher)
+            } else {
+                let order = lists.indices.sorted { lists[$0].count < lists[$1].count }
+                var candidates = lists[order[0]].documents
+                for k in order.dropFirst() { candidates = Self.intersect(candidates, lists[k].documents) }
+                var cursors = [Int](repeating: 0, count: lists.count)
+                for d in candidates {
+                    // Every part holds d: find its entry (lists and candidates both ascend).
+                    var length: UInt32 = 0
+                    for k in lists.indices {
+                        let idx = lists[k].documents.withUnsafeBufferPointer { Self.gallop($0, from: cursors[k], to: d) }
+                        cursors[k] = idx
+                        try lists[k].withPositions(at: idx) { try matcher.decode(part: k, $0) }
+                        length = lists[k].lengths[idx]
+                    }
+                    let f = matcher.count()
+                    if f > 0 {
+                        result.documents.append(d)
+                        result.frequencies.append(UInt32(f))
+                        result.lengths.append(length)
+                    }
                 }
             }
         }
         unitLists[u] = result
+        return result
+    }
+
+    /// A two-word phrase: intersects the lists by galloping from whichever side is behind and
+    /// checks positions in the documents both hold.
+    static func phrase2(_ a: PostingList, _ b: PostingList, _ matcher: PhraseMatcher) throws -> UnitList {
+        var result = UnitList()
+        guard a.hasPositions && b.hasPositions else { return result }
+        try a.documents.withUnsafeBufferPointer { da in
+            try b.documents.withUnsafeBufferPointer { db in
+                try a.positionRefs.withUnsafeBufferPointer { pa in
+                    try b.positionRefs.withUnsafeBufferPointer { pb in
+                        try a.lengths.withUnsafeBufferPointer { la in
+                            var i = 0
+                            var j = 0
+                            while i < da.count && j < db.count {
+                                let x = da[i], y = db[j]
+                                if x < y {
+                                    i = gallop(da, from: i, to: y)
+                                } else if y < x {
+                                    j = gallop(db, from: j, to: x)
+                                } else {
+                                    try matcher.decode(part: 0, pa[i])
+                                    try matcher.decode(part: 1, pb[j])
+                                    let f = matcher.count()
+                                    if f > 0 {
+                                        result.documents.append(x)
+                                        result.frequencies.append(UInt32(f))
+                                        result.lengths.append(la[i])
+                                    }
+                                    i += 1
+                                    j += 1
+                                }
+                            }
+                        }
+                    }
+                }
+            }
+        }
         return result
     }
 
