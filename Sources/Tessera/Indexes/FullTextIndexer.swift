@@ -53,8 +53,12 @@ final class FullTextIndexer: @unchecked Sendable {
 
     /// The postings of one document, or nil if it is outside the index (partial `where`) or
     /// unreadable.
-    func terms(store: IndexStore, body: UnsafeRawBufferPointer, txn: Transaction) -> DocumentTerms? {
-        guard let columns = store.columnValues(body: body, txn: txn) else { return nil }
+    func terms(store: IndexStore, body: UnsafeRawBufferPointer, txn: Transaction, context: ExecContext? = nil) -> DocumentTerms? {
+        store.columnValues(body: body, txn: txn, context: context).map { terms($0) }
+    }
+
+    /// The postings of a document's column values.
+    func terms(_ columns: [Value]) -> DocumentTerms {
         var out = DocumentTerms()
         var positions: [UInt8] = []
         var positionEnds: [Int] = []
@@ -84,8 +88,10 @@ final class FullTextIndexer: @unchecked Sendable {
     /// numbering now and queues the postings on the write transaction.
     func update(store: IndexStore, txn: Transaction, docID: String, old: UnsafeRawBufferPointer?, new: UnsafeRawBufferPointer?) throws {
         let before = old.flatMap { terms(store: store, body: $0, txn: txn) }
-        let after = new.flatMap { terms(store: store, body: $0, txn: txn) }
-        if before == nil && after == nil { return }
+        // A document entering the index (the bulk-load case) goes straight from the tokenizer
+        // to the queue; edits compare old and new postings.
+        let newColumns = new.flatMap { store.columnValues(body: $0, txn: txn) }
+        if before == nil && newColumns == nil { return }
         guard let stats = store.statsTable else { return }
         let context = WriteContext.current
         let pending = try context?.pendingFullText(for: store) ?? FullTextPendingChanges(store: store, txn: txn)
@@ -108,28 +114,34 @@ final class FullTextIndexer: @unchecked Sendable {
             try txn.put(stats, key: FullTextPostingsCodec.documentIDKey(number), value: idBytes)
         }
 
-        var oldBodies: [ArraySlice<UInt8>: ArraySlice<UInt8>] = [:]
         if let b = before {
             pending.state.statistics.documentCount -= 1
             pending.state.statistics.totalTokens -= b.tokens
+            var oldBodies: [ArraySlice<UInt8>: ArraySlice<UInt8>] = [:]
             for i in 0..<b.count { oldBodies[b.term(i)] = b.body(i) }
-        }
-        if let a = after {
-            pending.state.statistics.documentCount += 1
-            pending.state.statistics.totalTokens += a.tokens
-            for i in 0..<a.count {
-                let term = a.term(i)
-                let body = a.body(i)
-                if let previous = oldBodies.removeValue(forKey: term), previous == body { continue }
-                pending.add(term: term, document: number, body: body)
+            if let columns = newColumns {
+                let a = terms(columns)
+                pending.state.statistics.documentCount += 1
+                pending.state.statistics.totalTokens += a.tokens
+                for i in 0..<a.count {
+                    let term = a.term(i)
+                    let body = a.body(i)
+                    if let previous = oldBodies.removeValue(forKey: term), previous == body { continue }
+                    pending.add(term: term, document: number, body: body)
+                }
+            } else {
+                try txn.delete(stats, key: numberKey)
+                try txn.delete(stats, key: FullTextPostingsCodec.documentIDKey(number))
             }
-        } else {
-            try txn.delete(stats, key: numberKey)
-            try txn.delete(stats, key: FullTextPostingsCodec.documentIDKey(number))
+            for term in oldBodies.keys { pending.add(term: term, document: number, body: nil) }
+        } else if let columns = newColumns {
+            let tokens = try tokenizer.forEachInternedEntry(for: columns) { key, tokenCount, id, term, value in
+                try pending.addInterned(key: key, termID: id, term: term, document: number, tokenCount: tokenCount, positions: value)
+            }
+            pending.state.statistics.documentCount += 1
+            pending.state.statistics.totalTokens += tokens
         }
-        for term in oldBodies.keys { pending.add(term: term, document: number, body: nil) }
-        if context == nil { try pending.flush(txn: txn) }
-        else if pending.isLarge { try pending.flush(txn: txn) }
+        if context == nil || pending.isLarge { try pending.flush(txn: txn) }
     }
 
     /// The stored corpus totals and next document number.
@@ -150,15 +162,18 @@ final class FullTextIndexer: @unchecked Sendable {
         guard let stats = store.statsTable else { return }
         let pending = FullTextPendingChanges(store: store, state: FullTextIndexState(statistics: FullTextCorpusStatistics(documentCount: 0, totalTokens: 0), nextDocument: 0))
         var ids: [[UInt8]] = []
+        let context = ExecContext(sourceCount: 1, variableCount: store.variableCount, aggregateCount: 0, parameters: [:], txn: txn)
         try txn.withCursor(docs) { c in
             try c.forEach { k, v in
                 guard let h = DocumentRecord.header(v), !h.deleted else { return true }
-                guard let t = terms(store: store, body: DocumentRecord.body(v), txn: txn) else { return true }
+                guard let columns = store.columnValues(body: DocumentRecord.body(v), txn: txn, context: context) else { return true }
                 let number = UInt32(ids.count)
                 ids.append(Array(k))
-                for i in 0..<t.count { pending.add(term: t.term(i), document: number, body: t.body(i)) }
+                let tokens = try tokenizer.forEachInternedEntry(for: columns) { key, tokenCount, id, term, value in
+                    try pending.addInterned(key: key, termID: id, term: term, document: number, tokenCount: tokenCount, positions: value)
+                }
                 pending.state.statistics.documentCount += 1
-                pending.state.statistics.totalTokens += t.tokens
+                pending.state.statistics.totalTokens += tokens
                 if pending.isLarge { try pending.flush(txn: txn, writeState: false) }
                 return true
             }
@@ -322,14 +337,19 @@ struct PendingPosting {
 /// (the last change of a document wins), then rewrites only the blocks they fall in. New
 /// documents have the highest numbers, so a bulk load appends to each term's last block.
 final class FullTextPendingChanges {
+    // One transaction's queue, used by one thread: no dynamic exclusivity tracking.
     let store: IndexStore
     var state: FullTextIndexState
-    var termIndex: [[UInt8]: Int32] = [:]
-    var terms: [[UInt8]] = []
-    var changes: [[PendingPosting]] = []
-    var ordered: [Bool] = []
-    var bodies: [UInt8] = []
+    @exclusivity(unchecked) var termIndex: [[UInt8]: Int32] = [:]
+    @exclusivity(unchecked) var terms: [[UInt8]] = []
+    @exclusivity(unchecked) var changes: [[PendingPosting]] = []
+    @exclusivity(unchecked) var ordered: [Bool] = []
+    @exclusivity(unchecked) var bodies: [UInt8] = []
     var postingCount = 0
+    /// The tokenizer term cache `internedSlots` is valid for.
+    private var internedKey: TermCacheKey?
+    /// Tokenizer term ID → term slot here (-1: not seen yet).
+    @exclusivity(unchecked) private var internedSlots: [Int32] = []
 
     init(store: IndexStore, state: FullTextIndexState) {
         self.store = store
@@ -344,28 +364,59 @@ final class FullTextPendingChanges {
     /// Large enough to merge now rather than keep growing.
     var isLarge: Bool { postingCount >= 4_000_000 || bodies.count >= 1 << 28 }
 
+    /// The slot of a term, created on first sight.
+    private func slot(_ term: some Swift.Collection<UInt8>) -> Int32 {
+        let t = Array(term)
+        if let existing = termIndex[t] { return existing }
+        let id = Int32(terms.count)
+        termIndex[t] = id
+        terms.append(t)
+        changes.append([])
+        ordered.append(true)
+        return id
+    }
+
+    @inline(__always)
+    private func push(_ p: PendingPosting, slot id: Int32) {
+        let i = Int(id)
+        if let last = changes[i].last, last.document > p.document { ordered[i] = false }
+        changes[i].append(p)
+        postingCount += 1
+    }
+
     /// Queues a document's new entry for a term (nil body: the document loses the term).
     func add(term: ArraySlice<UInt8>, document: UInt32, body: ArraySlice<UInt8>?) {
-        let id: Int32
-        if let existing = termIndex[Array(term)] {
-            id = existing
-        } else {
-            id = Int32(terms.count)
-            let t = Array(term)
-            termIndex[t] = id
-            terms.append(t)
-            changes.append([])
-            ordered.append(true)
-        }
+        let id = slot(term)
         var p = PendingPosting(document: document, start: UInt32(bodies.count), count: UInt32.max)
         if let body {
             bodies.append(contentsOf: body)
             p.count = UInt32(body.count)
         }
-        let i = Int(id)
-        if let last = changes[i].last, last.document > document { ordered[i] = false }
-        changes[i].append(p)
-        postingCount += 1
+        push(p, slot: id)
+    }
+
+    /// Queues a document's entry for a term straight from the tokenizer: the term's slot is
+    /// found by its ID in the tokenizer's term cache (hashing its bytes only on first sight).
+    func addInterned(key: TermCacheKey, termID: Int32, term: UnsafeBufferPointer<UInt8>, document: UInt32,
+                     tokenCount: Int, positions: UnsafeBufferPointer<UInt8>) throws {
+        if key != internedKey {
+            internedKey = key
+            internedSlots.removeAll(keepingCapacity: true)
+        }
+        let t = Int(termID)
+        if t >= internedSlots.count { internedSlots.append(contentsOf: repeatElement(-1, count: t - internedSlots.count + 1)) }
+        var id = internedSlots[t]
+        if id < 0 {
+            id = slot(term)
+            internedSlots[t] = id
+        }
+        let start = bodies.count
+        let frequency = try FullTextPostingsCodec.positionCount(UnsafeRawBufferPointer(positions))
+        FullTextPostingsCodec.appendVarint(UInt64(frequency), to: &bodies)
+        FullTextPostingsCodec.appendVarint(UInt64(tokenCount), to: &bodies)
+        FullTextPostingsCodec.appendVarint(UInt64(positions.count), to: &bodies)
+        bodies.append(contentsOf: positions)
+        push(PendingPosting(document: document, start: UInt32(start), count: UInt32(bodies.count - start)), slot: id)
     }
 
     /// The changes of a term in ascending document order, one per document (the last queued).
@@ -412,6 +463,8 @@ final class FullTextPendingChanges {
         ordered = []
         bodies = []
         postingCount = 0
+        internedKey = nil
+        internedSlots = []
         if writeState, let stats = store.statsTable {
             try txn.put(stats, key: FullTextPostingsCodec.corpusKey, value: FullTextPostingsCodec.encodeIndexState(state))
         }

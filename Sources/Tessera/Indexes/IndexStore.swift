@@ -95,9 +95,9 @@ final class IndexStore: @unchecked Sendable {
 
     /// The values of the index expressions for a document, or nil when it is outside the
     /// partial index's `where` (full-text columns).
-    func columnValues(body: UnsafeRawBufferPointer, txn: Transaction) -> [Value]? {
+    func columnValues(body: UnsafeRawBufferPointer, txn: Transaction, context: ExecContext? = nil) -> [Value]? {
         guard let root = BinaryValue.root(body) else { return nil }
-        let ctx = ExecContext(sourceCount: 1, variableCount: variableCount, aggregateCount: 0, parameters: [:], txn: txn)
+        let ctx = context ?? ExecContext(sourceCount: 1, variableCount: variableCount, aggregateCount: 0, parameters: [:], txn: txn)
         var slot = SourceSlot(state: .document)
         slot.body = root
         ctx.slots[0] = slot

@@ -193,6 +193,38 @@ public struct FullTextTokenizer: Sendable {
         }
     }
 
+    /// Like `forEachIndexEntry(for:_:)`, for bulk indexing: also hands out the term's ID in
+    /// the workspace's term cache (stable while `cacheKey` — workspace and cache generation —
+    /// stays the same, so callers can map IDs to their own term slots without hashing bytes)
+    /// and the document's token count up front.
+    @discardableResult
+    func forEachInternedEntry(
+        for columns: [Value],
+        _ body: (_ cacheKey: TermCacheKey, _ tokenCount: Int, _ termID: Int32, _ term: UnsafeBufferPointer<UInt8>,
+                 _ value: UnsafeBufferPointer<UInt8>) throws -> Void
+    ) rethrows -> Int {
+        try pool.withWorkspace { ws in
+            ws.beginTokenizing()
+            for (c, v) in columns.enumerated() {
+                ws.column = Int32(c)
+                ws.position = 0
+                ws.scanValue(v)
+            }
+            ws.groupTokens()
+            let key = TermCacheKey(workspace: ws.serial, generation: ws.generation)
+            let tokenCount = ws.tokens.count
+            var start = 0
+            for k in 0..<ws.groupOrder.count {
+                let end = Int(ws.valueEnds.base[k])
+                let value = UnsafeBufferPointer(start: ws.valueBytes.base + start, count: end - start)
+                let id = ws.groupOrder.base[k]
+                try body(key, tokenCount, id, ws.termUTF8(id), value)
+                start = end
+            }
+            return tokenCount
+        }
+    }
+
     // MARK: - Query words
 
     /// One word of a query, through steps 2–3 (`normalized`) and 4–5 (`term`).
@@ -290,6 +322,12 @@ final class TokenizerWorkspacePool: Sendable {
         }
         return try body(ws)
     }
+}
+
+/// Identifies the term IDs of one workspace's term cache between two resets.
+struct TermCacheKey: Equatable {
+    var workspace: Int
+    var generation: Int
 }
 
 // MARK: - Workspace: values, tokens, grouping

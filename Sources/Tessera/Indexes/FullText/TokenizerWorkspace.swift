@@ -1,3 +1,4 @@
+import Synchronization
 // The tokenizer's engine: one workspace = one Snowball stemmer + caches + scratch buffers.
 //
 // Hot path (indexing): the UTF-8 bytes of a text are scanned once. ASCII letters and digits
@@ -77,6 +78,11 @@ final class TokenizerWorkspace: @unchecked Sendable {
     @exclusivity(unchecked) var slots: UnsafeMutablePointer<Int32>
     @exclusivity(unchecked) var slotMask: Int
     @exclusivity(unchecked) var entries = UnsafeGrowableBuffer<TermCacheEntry>(capacity: 1024)
+    /// Changes whenever the term cache is emptied (term IDs from before mean nothing after).
+    private(set) var generation = 0
+    /// Unique per workspace ever created (unlike an object identity, never reused).
+    let serial = TokenizerWorkspace.serials.add(1, ordering: .relaxed).newValue
+    private static let serials = Atomic<Int>(0)
     @exclusivity(unchecked) var keys = UnsafeGrowableBuffer<UInt8>(capacity: 8192)
     /// Interned terms (final, stemmed); a term ID indexes these.
     @exclusivity(unchecked) var terms: [String] = []
@@ -168,6 +174,7 @@ final class TokenizerWorkspace: @unchecked Sendable {
     /// Empties the term cache and the interned terms.
     @inline(never)
     func resetTermCache() {
+        generation &+= 1
         entries.count = 0
         keys.count = 0
         terms.removeAll(keepingCapacity: true)
