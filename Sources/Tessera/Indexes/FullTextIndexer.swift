@@ -251,7 +251,9 @@ final class FullTextIndexer: @unchecked Sendable {
         // Stored postings, block by block, against the expected lists.
         var seen = Set<Int32>()
         var entries = 0
-        try expected.bodies.withUnsafeBytes { bodies in
+        var expectedLists: [Int32: [PendingPosting]] = [:]
+        for (slot, list) in expected.grouped() { expectedLists[slot] = list }
+        do {
             var currentTerm: [UInt8]? = nil
             var want: [PendingPosting] = []
             var w = 0
@@ -280,7 +282,7 @@ final class FullTextIndexer: @unchecked Sendable {
                         lastDocument = -1
                         if let id = expected.termIndex[term] {
                             seen.insert(id)
-                            want = expected.sortedChanges(id)
+                            want = expectedLists[id] ?? []
                         } else {
                             want = []
                         }
@@ -296,7 +298,7 @@ final class FullTextIndexer: @unchecked Sendable {
                                 w += 1
                             }
                             if w < want.count && want[w].document == e.document {
-                                let expectedBody = UnsafeRawBufferPointer(rebasing: bodies[Int(want[w].start)..<Int(want[w].start + want[w].count)])
+                                let expectedBody = expected.body(of: want[w]) ?? UnsafeRawBufferPointer(start: nil, count: 0)
                                 if !expectedBody.elementsEqual(e.body) {
                                     report("wrong frequency, length or positions for term '\(String(decoding: term, as: UTF8.self))' of document \(describe(e.document))")
                                 }
@@ -331,21 +333,31 @@ struct PendingPosting {
     var isRemoval: Bool { count == UInt32.max }
 }
 
+/// A queued change and its term slot.
+struct PendingRecord {
+    var slot: Int32
+    var posting: PendingPosting
+}
+
 /// Postings changes of one index waiting to be merged into its blocks, grouped by term.
 ///
 /// Saves in a write transaction append here; `flush` sorts each term's changes by document
 /// (the last change of a document wins), then rewrites only the blocks they fall in. New
 /// documents have the highest numbers, so a bulk load appends to each term's last block.
 final class FullTextPendingChanges {
-    // One transaction's queue, used by one thread: no dynamic exclusivity tracking.
+    // One transaction's queue, used by one thread: raw buffers, no dynamic exclusivity
+    // tracking (this runs once per term of every saved document).
     let store: IndexStore
     var state: FullTextIndexState
     @exclusivity(unchecked) var termIndex: [[UInt8]: Int32] = [:]
     @exclusivity(unchecked) var terms: [[UInt8]] = []
-    @exclusivity(unchecked) var changes: [[PendingPosting]] = []
-    @exclusivity(unchecked) var ordered: [Bool] = []
-    @exclusivity(unchecked) var bodies: [UInt8] = []
-    var postingCount = 0
+    /// Per term slot: whether its changes were queued in ascending document order, and the last.
+    @exclusivity(unchecked) private var ordered: [Bool] = []
+    @exclusivity(unchecked) private var lastDocument: [UInt32] = []
+    /// Every queued change in arrival order, with its term slot.
+    @exclusivity(unchecked) private var records = UnsafeGrowableBuffer<PendingRecord>(capacity: 1024)
+    /// The entry bodies the changes point into.
+    @exclusivity(unchecked) private(set) var bodies = UnsafeGrowableBuffer<UInt8>(capacity: 1 << 14)
     /// The tokenizer term cache `internedSlots` is valid for.
     private var internedKey: TermCacheKey?
     /// Tokenizer term ID → term slot here (-1: not seen yet).
@@ -361,8 +373,16 @@ final class FullTextPendingChanges {
         self.init(store: store, state: try FullTextIndexer.indexState(txn: txn, stats: stats))
     }
 
+    deinit {
+        records.deallocate()
+        bodies.deallocate()
+    }
+
+    /// The number of queued changes.
+    var postingCount: Int { records.count }
+
     /// Large enough to merge now rather than keep growing.
-    var isLarge: Bool { postingCount >= 4_000_000 || bodies.count >= 1 << 28 }
+    var isLarge: Bool { records.count >= 4_000_000 || bodies.count >= 1 << 28 }
 
     /// The slot of a term, created on first sight.
     private func slot(_ term: some Swift.Collection<UInt8>) -> Int32 {
@@ -371,17 +391,22 @@ final class FullTextPendingChanges {
         let id = Int32(terms.count)
         termIndex[t] = id
         terms.append(t)
-        changes.append([])
         ordered.append(true)
+        lastDocument.append(0)
         return id
     }
 
     @inline(__always)
     private func push(_ p: PendingPosting, slot id: Int32) {
         let i = Int(id)
-        if let last = changes[i].last, last.document > p.document { ordered[i] = false }
-        changes[i].append(p)
-        postingCount += 1
+        if lastDocument[i] > p.document { ordered[i] = false }
+        lastDocument[i] = p.document
+        records.append(PendingRecord(slot: id, posting: p))
+    }
+
+    @inline(__always)
+    private func appendVarint(_ v: UInt64) {
+        FullTextPostingsCodec.appendVarint(v, to: &bodies)
     }
 
     /// Queues a document's new entry for a term (nil body: the document loses the term).
@@ -389,7 +414,7 @@ final class FullTextPendingChanges {
         let id = slot(term)
         var p = PendingPosting(document: document, start: UInt32(bodies.count), count: UInt32.max)
         if let body {
-            bodies.append(contentsOf: body)
+            body.withUnsafeBufferPointer { bodies.append($0.baseAddress!, count: $0.count) }
             p.count = UInt32(body.count)
         }
         push(p, slot: id)
@@ -412,57 +437,80 @@ final class FullTextPendingChanges {
         }
         let start = bodies.count
         let frequency = try FullTextPostingsCodec.positionCount(UnsafeRawBufferPointer(positions))
-        FullTextPostingsCodec.appendVarint(UInt64(frequency), to: &bodies)
-        FullTextPostingsCodec.appendVarint(UInt64(tokenCount), to: &bodies)
-        FullTextPostingsCodec.appendVarint(UInt64(positions.count), to: &bodies)
-        bodies.append(contentsOf: positions)
+        appendVarint(UInt64(frequency))
+        appendVarint(UInt64(tokenCount))
+        appendVarint(UInt64(positions.count))
+        if let p = positions.baseAddress { bodies.append(p, count: positions.count) }
         push(PendingPosting(document: document, start: UInt32(start), count: UInt32(bodies.count - start)), slot: id)
     }
 
-    /// The changes of a term in ascending document order, one per document (the last queued).
-    func sortedChanges(_ id: Int32) -> [PendingPosting] {
-        let i = Int(id)
-        var list = changes[i]
-        if !ordered[i] {
-            list = list.enumerated().sorted { ($0.element.document, $0.offset) < ($1.element.document, $1.offset) }.map(\.element)
+    /// The entry body of a change (nil for a removal).
+    @inline(__always)
+    func body(of p: PendingPosting) -> UnsafeRawBufferPointer? {
+        p.isRemoval ? nil : UnsafeRawBufferPointer(start: bodies.base + Int(p.start), count: Int(p.count))
+    }
+
+    /// Every term's changes, terms in byte order, changes in ascending document order with
+    /// one per document (the last queued). A counting sort by term keeps arrival order within
+    /// a term, so only terms that received changes out of order are sorted.
+    func grouped() -> [(slot: Int32, changes: [PendingPosting])] {
+        let slots = terms.count
+        var starts = [Int](repeating: 0, count: slots + 1)
+        for i in 0..<records.count { starts[Int(records.base[i].slot) + 1] += 1 }
+        for k in 0..<slots { starts[k + 1] += starts[k] }
+        var fill = starts
+        let sorted = UnsafeMutablePointer<PendingPosting>.allocate(capacity: max(records.count, 1))
+        defer { sorted.deallocate() }
+        for i in 0..<records.count {
+            let r = records.base[i]
+            sorted[fill[Int(r.slot)]] = r.posting
+            fill[Int(r.slot)] += 1
         }
-        var out: [PendingPosting] = []
-        out.reserveCapacity(list.count)
-        for p in list {
-            if let last = out.last, last.document == p.document { out[out.count - 1] = p } else { out.append(p) }
+        let order = terms.indices.sorted { terms[$0].lexicographicallyPrecedes(terms[$1]) }
+        var out: [(slot: Int32, changes: [PendingPosting])] = []
+        out.reserveCapacity(slots)
+        for t in order where starts[t + 1] > starts[t] {
+            var list = Array(UnsafeBufferPointer(start: sorted + starts[t], count: starts[t + 1] - starts[t]))
+            if !ordered[t] {
+                list = list.enumerated().sorted { ($0.element.document, $0.offset) < ($1.element.document, $1.offset) }.map(\.element)
+            }
+            var unique: [PendingPosting] = []
+            unique.reserveCapacity(list.count)
+            for p in list {
+                if let last = unique.last, last.document == p.document { unique[unique.count - 1] = p } else { unique.append(p) }
+            }
+            out.append((Int32(t), unique))
         }
         return out
     }
 
     /// Merges every queued change into the postings blocks and writes the corpus totals.
     func flush(txn: Transaction, writeState: Bool = true) throws {
-        if postingCount > 0 {
+        if records.count > 0 {
             let table = store.table
             let empty = try txn.withCursor(table) { try !$0.first() }
-            let order = terms.indices.sorted { terms[$0].lexicographicallyPrecedes(terms[$1]) }
-            try bodies.withUnsafeBytes { allBodies in
-                try txn.withCursor(table) { cursor in
-                    var writer = BlockWriter(txn: txn, table: table, append: empty)
-                    for t in order where !changes[t].isEmpty {
-                        let list = sortedChanges(Int32(t))
-                        let entries = list.map { p in
-                            (p.document, p.isRemoval ? nil : UnsafeRawBufferPointer(rebasing: allBodies[Int(p.start)..<Int(p.start + p.count)]))
-                        }
-                        if empty {
-                            try writer.write(term: terms[t], entries: entries.compactMap { d, b in b.map { (d, $0) } })
-                        } else {
-                            try merge(term: terms[t], changes: entries, cursor: cursor, txn: txn, writer: &writer)
-                        }
+            try txn.withCursor(table) { cursor in
+                var writer = BlockWriter(txn: txn, table: table, append: empty)
+                defer { writer.deallocate() }
+                for (t, list) in grouped() {
+                    let term = terms[Int(t)]
+                    if empty {
+                        var entries: [(UInt32, UnsafeRawBufferPointer)] = []
+                        entries.reserveCapacity(list.count)
+                        for p in list { if let b = body(of: p) { entries.append((p.document, b)) } }
+                        try writer.write(term: term, entries: entries)
+                    } else {
+                        try merge(term: term, changes: list.map { ($0.document, body(of: $0)) }, cursor: cursor, txn: txn, writer: &writer)
                     }
                 }
             }
         }
         termIndex = [:]
         terms = []
-        changes = []
         ordered = []
-        bodies = []
-        postingCount = 0
+        lastDocument = []
+        records.count = 0
+        bodies.count = 0
         internedKey = nil
         internedSlots = []
         if writeState, let stats = store.statsTable {
@@ -539,39 +587,52 @@ struct BlockWriter {
     let table: Table
     /// Keys arrive in ascending order into an empty table: use LMDB's append mode.
     let append: Bool
-    var value: [UInt8] = []
+    private var value = UnsafeGrowableBuffer<UInt8>(capacity: FullTextPostingsCodec.blockTargetBytes * 2)
+    private var key = UnsafeGrowableBuffer<UInt8>(capacity: 512)
 
     init(txn: Transaction, table: Table, append: Bool) {
         self.txn = txn
         self.table = table
         self.append = append
-        value.reserveCapacity(FullTextPostingsCodec.blockTargetBytes + 256)
+    }
+
+    /// Frees the buffers.
+    func deallocate() {
+        value.deallocate()
+        key.deallocate()
     }
 
     mutating func write(term: [UInt8], entries: [(UInt32, UnsafeRawBufferPointer)]) throws {
         var first: UInt32 = 0
         var previous: UInt32 = 0
-        value.removeAll(keepingCapacity: true)
+        value.count = 0
         for (d, body) in entries {
-            if value.isEmpty {
+            if value.count == 0 {
                 first = d
                 value.append(0)
             } else {
                 FullTextPostingsCodec.appendVarint(UInt64(d - previous), to: &value)
             }
-            value.append(contentsOf: body)
+            if let b = body.baseAddress { value.append(b.assumingMemoryBound(to: UInt8.self), count: body.count) }
             previous = d
             if value.count >= FullTextPostingsCodec.blockTargetBytes {
                 try put(term: term, first: first)
             }
         }
-        if !value.isEmpty { try put(term: term, first: first) }
+        if value.count > 0 { try put(term: term, first: first) }
     }
 
     private mutating func put(term: [UInt8], first: UInt32) throws {
-        let key = term.withUnsafeBytes { FullTextPostingsCodec.blockKey(term: $0, firstDocument: first) }
-        try txn.put(table, key: key, value: value, flags: append ? .append : [])
-        value.removeAll(keepingCapacity: true)
+        key.count = 0
+        term.withUnsafeBufferPointer { if let b = $0.baseAddress { key.append(b, count: $0.count) } }
+        key.append(FullTextPostingsCodec.separator)
+        key.append(UInt8(truncatingIfNeeded: first >> 24))
+        key.append(UInt8(truncatingIfNeeded: first >> 16))
+        key.append(UInt8(truncatingIfNeeded: first >> 8))
+        key.append(UInt8(truncatingIfNeeded: first))
+        try txn.put(table, key: UnsafeRawBufferPointer(start: key.base, count: key.count),
+                    value: UnsafeRawBufferPointer(start: value.base, count: value.count), flags: append ? .append : [])
+        value.count = 0
     }
 }
 
