@@ -141,7 +141,7 @@ final class FullTextIndexer: @unchecked Sendable {
             pending.state.statistics.documentCount += 1
             pending.state.statistics.totalTokens += tokens
         }
-        if context == nil || pending.isLarge { try pending.flush(txn: txn) }
+        if context == nil || pending.isLarge() { try pending.flush(txn: txn) }
     }
 
     /// The stored corpus totals and next document number.
@@ -174,7 +174,7 @@ final class FullTextIndexer: @unchecked Sendable {
                 }
                 pending.state.statistics.documentCount += 1
                 pending.state.statistics.totalTokens += tokens
-                if pending.isLarge { try pending.flush(txn: txn, writeState: false) }
+                if pending.isLarge(limit: FullTextPendingChanges.backfillLimit) { try pending.flush(txn: txn, writeState: false) }
                 return true
             }
         }
@@ -381,8 +381,14 @@ final class FullTextPendingChanges {
     /// The number of queued changes.
     var postingCount: Int { records.count }
 
-    /// Large enough to merge now rather than keep growing.
-    var isLarge: Bool { records.count >= 4_000_000 || bodies.count >= 1 << 28 }
+    /// Queued changes before a save merges them mid-transaction (about 100 MB).
+    static let saveLimit = 4_000_000
+    /// Queued changes before a back-fill merges them (about 190 MB): a back-fill that fits
+    /// writes every block once, in key order, in LMDB's append mode.
+    static let backfillLimit = 8_000_000
+
+    /// Large enough to merge now rather than keep growing (`limit` changes or 256 MB of bodies).
+    func isLarge(limit: Int = saveLimit) -> Bool { records.count >= limit || bodies.count >= 1 << 28 }
 
     /// The slot of a term, created on first sight.
     private func slot(_ term: some Swift.Collection<UInt8>) -> Int32 {
