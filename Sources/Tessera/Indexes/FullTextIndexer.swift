@@ -252,7 +252,7 @@ final class FullTextIndexer: @unchecked Sendable {
         var seen = Set<Int32>()
         var entries = 0
         var expectedLists: [Int32: [PendingPosting]] = [:]
-        for (slot, list) in expected.grouped() { expectedLists[slot] = list }
+        expected.forEachGroup { slot, list in expectedLists[slot] = Array(list) }
         do {
             var currentTerm: [UInt8]? = nil
             var want: [PendingPosting] = []
@@ -456,10 +456,11 @@ final class FullTextPendingChanges {
         p.isRemoval ? nil : UnsafeRawBufferPointer(start: bodies.base + Int(p.start), count: Int(p.count))
     }
 
-    /// Every term's changes, terms in byte order, changes in ascending document order with
-    /// one per document (the last queued). A counting sort by term keeps arrival order within
-    /// a term, so only terms that received changes out of order are sorted.
-    func grouped() -> [(slot: Int32, changes: [PendingPosting])] {
+    /// Calls `body` with every term's changes, terms in byte order, changes in ascending
+    /// document order with one per document (the last queued). A counting sort by term keeps
+    /// arrival order within a term, so only terms that received changes out of order are
+    /// sorted; the buffer handed to `body` is valid only during the call.
+    func forEachGroup(_ body: (_ slot: Int32, _ changes: UnsafeBufferPointer<PendingPosting>) throws -> Void) rethrows {
         let slots = terms.count
         var starts = [Int](repeating: 0, count: slots + 1)
         for i in 0..<records.count { starts[Int(records.base[i].slot) + 1] += 1 }
@@ -473,21 +474,26 @@ final class FullTextPendingChanges {
             fill[Int(r.slot)] += 1
         }
         let order = terms.indices.sorted { terms[$0].lexicographicallyPrecedes(terms[$1]) }
-        var out: [(slot: Int32, changes: [PendingPosting])] = []
-        out.reserveCapacity(slots)
         for t in order where starts[t + 1] > starts[t] {
-            var list = Array(UnsafeBufferPointer(start: sorted + starts[t], count: starts[t + 1] - starts[t]))
+            let base = sorted + starts[t]
+            let n = starts[t + 1] - starts[t]
             if !ordered[t] {
-                list = list.enumerated().sorted { ($0.element.document, $0.offset) < ($1.element.document, $1.offset) }.map(\.element)
+                let list = UnsafeBufferPointer(start: base, count: n).enumerated()
+                    .sorted { ($0.element.document, $0.offset) < ($1.element.document, $1.offset) }
+                for (i, e) in list.enumerated() { base[i] = e.element }
             }
-            var unique: [PendingPosting] = []
-            unique.reserveCapacity(list.count)
-            for p in list {
-                if let last = unique.last, last.document == p.document { unique[unique.count - 1] = p } else { unique.append(p) }
+            // Keep the last change of each document.
+            var kept = 0
+            for i in 0..<n {
+                if kept > 0 && base[kept - 1].document == base[i].document {
+                    base[kept - 1] = base[i]
+                } else {
+                    base[kept] = base[i]
+                    kept += 1
+                }
             }
-            out.append((Int32(t), unique))
+            try body(Int32(t), UnsafeBufferPointer(start: base, count: kept))
         }
-        return out
     }
 
     /// Merges every queued change into the postings blocks and writes the corpus totals.
@@ -498,13 +504,10 @@ final class FullTextPendingChanges {
             try txn.withCursor(table) { cursor in
                 var writer = BlockWriter(txn: txn, table: table, append: empty)
                 defer { writer.deallocate() }
-                for (t, list) in grouped() {
+                try forEachGroup { t, list in
                     let term = terms[Int(t)]
                     if empty {
-                        var entries: [(UInt32, UnsafeRawBufferPointer)] = []
-                        entries.reserveCapacity(list.count)
-                        for p in list { if let b = body(of: p) { entries.append((p.document, b)) } }
-                        try writer.write(term: term, entries: entries)
+                        try writer.write(term: term, postings: list, bodies: bodies.base)
                     } else {
                         try merge(term: term, changes: list.map { ($0.document, body(of: $0)) }, cursor: cursor, txn: txn, writer: &writer)
                     }
@@ -606,6 +609,27 @@ struct BlockWriter {
     func deallocate() {
         value.deallocate()
         key.deallocate()
+    }
+
+    /// Writes queued postings (no removals: the table is new) of one term.
+    mutating func write(term: [UInt8], postings: UnsafeBufferPointer<PendingPosting>, bodies: UnsafeMutablePointer<UInt8>) throws {
+        var first: UInt32 = 0
+        var previous: UInt32 = 0
+        value.count = 0
+        for p in postings where !p.isRemoval {
+            if value.count == 0 {
+                first = p.document
+                value.append(0)
+            } else {
+                FullTextPostingsCodec.appendVarint(UInt64(p.document - previous), to: &value)
+            }
+            value.append(bodies + Int(p.start), count: Int(p.count))
+            previous = p.document
+            if value.count >= FullTextPostingsCodec.blockTargetBytes {
+                try put(term: term, first: first)
+            }
+        }
+        if value.count > 0 { try put(term: term, first: first) }
     }
 
     mutating func write(term: [UInt8], entries: [(UInt32, UnsafeRawBufferPointer)]) throws {
