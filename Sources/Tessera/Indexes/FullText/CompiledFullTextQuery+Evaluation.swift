@@ -229,6 +229,7 @@ struct FullTextEvaluator<R: PostingsReader> {
 
     mutating func run(ranking: Bool) throws -> FullTextRankedNumbers {
         if query.isEmpty { return FullTextRankedNumbers(documents: [], ranks: []) }
+        if ranking, let units = Self.conjunctionOfUnits(query.root) { return try rankedConjunction(units) }
         let docs = try evaluate(query.root)
         var ranks = [Double](repeating: 0, count: docs.count)
         guard ranking, !docs.isEmpty else { return FullTextRankedNumbers(documents: docs, ranks: ranks) }
@@ -266,6 +267,67 @@ struct FullTextEvaluator<R: PostingsReader> {
                         }
                     }
                 }
+            }
+        }
+        return FullTextRankedNumbers(documents: docs, ranks: ranks)
+    }
+
+    /// The distinct units of a query that is one unit or an AND of units (the common shape:
+    /// words and phrases), else nil.
+    static func conjunctionOfUnits(_ n: Node) -> [Int]? {
+        switch n {
+        case .unit(let u): return [u]
+        case .and(let xs):
+            var out: [Int] = []
+            for x in xs {
+                guard case .unit(let u) = x else { return nil }
+                if !out.contains(u) { out.append(u) }
+            }
+            return out.isEmpty ? nil : out
+        default: return nil
+        }
+    }
+
+    /// An AND of units, matched and ranked in one pass: the rarest unit's documents are looked
+    /// up in the others by galloping, and each match's BM25 terms come straight from the
+    /// entries found (no second walk per unit).
+    mutating func rankedConjunction(_ units: [Int]) throws -> FullTextRankedNumbers {
+        var lists: [UnitList] = []
+        for u in units { lists.append(try unitList(u)) }
+        lists.sort { $0.documents.count < $1.documents.count }
+        let stats = try reader.corpusStatistics()
+        let avgdl = stats.averageDocumentLength > 0 ? stats.averageDocumentLength : 1
+        let k1 = FullTextSearch.bm25K1
+        let lengthFactor = k1 * FullTextSearch.bm25B / avgdl
+        let base = k1 * (1 - FullTextSearch.bm25B)
+        let idfs = lists.map { l -> Double in
+            let df = Double(l.documents.count)
+            let n = max(Double(stats.documentCount), df, 1)
+            return log(1 + (n - df + 0.5) / (df + 0.5))
+        }
+        @inline(__always) func score(_ l: UnitList, _ i: Int, _ idf: Double) -> Double {
+            let f = Double(l.frequencies[i])
+            return idf * f * (k1 + 1) / (f + base + lengthFactor * Double(l.lengths[i]))
+        }
+        var docs: [UInt32] = []
+        var ranks: [Double] = []
+        let first = lists[0]
+        docs.reserveCapacity(first.documents.count)
+        ranks.reserveCapacity(first.documents.count)
+        var cursors = [Int](repeating: 0, count: lists.count)
+        first.documents.withUnsafeBufferPointer { d0 in
+            candidates: for i in 0..<d0.count {
+                let d = d0[i]
+                var rank = score(first, i, idfs[0])
+                for k in 1..<lists.count {
+                    let j = lists[k].documents.withUnsafeBufferPointer { Self.gallop($0, from: cursors[k], to: d) }
+                    cursors[k] = j
+                    if j == lists[k].documents.count { break candidates }
+                    if lists[k].documents[j] != d { continue candidates }
+                    rank += score(lists[k], j, idfs[k])
+                }
+                docs.append(d)
+                ranks.append(rank)
             }
         }
         return FullTextRankedNumbers(documents: docs, ranks: ranks)
