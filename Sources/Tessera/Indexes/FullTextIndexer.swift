@@ -248,25 +248,26 @@ final class FullTextIndexer: @unchecked Sendable {
             report("corpus statistics say \(state.statistics.documentCount) documents / \(state.statistics.totalTokens) tokens, expected \(corpus.documentCount) / \(corpus.totalTokens)")
         }
 
-        // Stored postings, block by block, against the expected lists.
-        var seen = Set<Int32>()
+        // Stored postings, block by block, against the expected lists (bodies point into
+        // `expected`, which outlives the walk).
+        var seen = Set<[UInt8]>()
         var entries = 0
-        var expectedLists: [Int32: [PendingPosting]] = [:]
-        expected.forEachGroup { slot, list in expectedLists[slot] = Array(list) }
-        do {
+        var expectedLists: [[UInt8]: [(UInt32, UnsafeRawBufferPointer?)]] = [:]
+        expected.forEachTerm { term, list in expectedLists[term] = list }
+        try withExtendedLifetime(expected) {
             var currentTerm: [UInt8]? = nil
-            var want: [PendingPosting] = []
+            var want: [(UInt32, UnsafeRawBufferPointer?)] = []
             var w = 0
             var lastDocument: Int64 = -1
+            func describe(_ n: UInt32) -> String {
+                idOf[n].map { "'" + String(decoding: $0, as: UTF8.self) + "'" } ?? "#\(n)"
+            }
             func finishTerm() {
                 guard let t = currentTerm else { return }
                 while w < want.count {
-                    report("missing posting for term '\(String(decoding: t, as: UTF8.self))' of document \(describe(want[w].document))")
+                    report("missing posting for term '\(String(decoding: t, as: UTF8.self))' of document \(describe(want[w].0))")
                     w += 1
                 }
-            }
-            func describe(_ n: UInt32) -> String {
-                idOf[n].map { "'" + String(decoding: $0, as: UTF8.self) + "'" } ?? "#\(n)"
             }
             try txn.withCursor(store.table) { c in
                 try c.forEach { k, v in
@@ -280,12 +281,8 @@ final class FullTextIndexer: @unchecked Sendable {
                         currentTerm = term
                         w = 0
                         lastDocument = -1
-                        if let id = expected.termIndex[term] {
-                            seen.insert(id)
-                            want = expectedLists[id] ?? []
-                        } else {
-                            want = []
-                        }
+                        want = expectedLists[term] ?? []
+                        seen.insert(term)
                     }
                     if Int64(first) <= lastDocument { report("blocks of term '\(String(decoding: term, as: UTF8.self))' overlap at document \(first)") }
                     var it = PostingBlockIterator(value: v, firstDocument: first)
@@ -293,12 +290,12 @@ final class FullTextIndexer: @unchecked Sendable {
                         while let e = try it.next() {
                             entries += 1
                             lastDocument = Int64(e.document)
-                            while w < want.count && want[w].document < e.document {
-                                report("missing posting for term '\(String(decoding: term, as: UTF8.self))' of document \(describe(want[w].document))")
+                            while w < want.count && want[w].0 < e.document {
+                                report("missing posting for term '\(String(decoding: term, as: UTF8.self))' of document \(describe(want[w].0))")
                                 w += 1
                             }
-                            if w < want.count && want[w].document == e.document {
-                                let expectedBody = expected.body(of: want[w]) ?? UnsafeRawBufferPointer(start: nil, count: 0)
+                            if w < want.count && want[w].0 == e.document {
+                                let expectedBody = want[w].1 ?? UnsafeRawBufferPointer(start: nil, count: 0)
                                 if !expectedBody.elementsEqual(e.body) {
                                     report("wrong frequency, length or positions for term '\(String(decoding: term, as: UTF8.self))' of document \(describe(e.document))")
                                 }
@@ -316,7 +313,7 @@ final class FullTextIndexer: @unchecked Sendable {
             finishTerm()
         }
         count += entries
-        for (term, id) in expected.termIndex where !seen.contains(id) {
+        for term in expectedLists.keys where !seen.contains(term) {
             report("missing postings for term '\(String(decoding: term, as: UTF8.self))'")
         }
         return problems
@@ -341,9 +338,15 @@ struct PendingRecord {
 
 /// Postings changes of one index waiting to be merged into its blocks, grouped by term.
 ///
-/// Saves in a write transaction append here; `flush` sorts each term's changes by document
-/// (the last change of a document wins), then rewrites only the blocks they fall in. New
-/// documents have the highest numbers, so a bulk load appends to each term's last block.
+/// Saves in a write transaction append here; `flush` merges each term's changes (ascending
+/// document, the last change of a document wins) into only the blocks they fall in. New
+/// documents have the highest numbers, so a bulk load only appends to each term's last block.
+///
+/// Storage per term: while its changes arrive in ascending document order with no removal
+/// (a bulk load, a back-fill), they are appended to the term's own **stream**, already in
+/// block-entry form (number delta, then the entry body), so a flush reads each term's postings
+/// sequentially. The first change out of order or removal moves the term to **records**
+/// (document, body in a shared buffer), sorted by document at flush.
 final class FullTextPendingChanges {
     // One transaction's queue, used by one thread: raw buffers, no dynamic exclusivity
     // tracking (this runs once per term of every saved document).
@@ -351,13 +354,17 @@ final class FullTextPendingChanges {
     var state: FullTextIndexState
     @exclusivity(unchecked) var termIndex: [[UInt8]: Int32] = [:]
     @exclusivity(unchecked) var terms: [[UInt8]] = []
-    /// Per term slot: whether its changes were queued in ascending document order, and the last.
-    @exclusivity(unchecked) private var ordered: [Bool] = []
-    @exclusivity(unchecked) private var lastDocument: [UInt32] = []
-    /// Every queued change in arrival order, with its term slot.
-    @exclusivity(unchecked) private var records = UnsafeGrowableBuffer<PendingRecord>(capacity: 1024)
-    /// The entry bodies the changes point into.
-    @exclusivity(unchecked) private(set) var bodies = UnsafeGrowableBuffer<UInt8>(capacity: 1 << 14)
+    /// Per term slot: its stream (nil once it uses records), and the stream's last document.
+    @exclusivity(unchecked) private var streams: [UnsafeGrowableBuffer<UInt8>?] = []
+    @exclusivity(unchecked) private var streamLast: [UInt32] = []
+    @exclusivity(unchecked) private var streamUsed: [Bool] = []
+    /// Changes of terms that left stream mode, in arrival order, with their term slot.
+    @exclusivity(unchecked) private var records = UnsafeGrowableBuffer<PendingRecord>(capacity: 64)
+    /// The entry bodies the records point into.
+    @exclusivity(unchecked) private var bodies = UnsafeGrowableBuffer<UInt8>(capacity: 1 << 10)
+    /// The number of queued changes.
+    private(set) var postingCount = 0
+    private var streamBytes = 0
     /// The tokenizer term cache `internedSlots` is valid for.
     private var internedKey: TermCacheKey?
     /// Tokenizer term ID → term slot here (-1: not seen yet).
@@ -373,22 +380,22 @@ final class FullTextPendingChanges {
         self.init(store: store, state: try FullTextIndexer.indexState(txn: txn, stats: stats))
     }
 
-    deinit {
+    deinit { release() }
+
+    private func release() {
+        for s in streams { s?.deallocate() }
         records.deallocate()
         bodies.deallocate()
     }
 
-    /// The number of queued changes.
-    var postingCount: Int { records.count }
-
     /// Queued changes before a save merges them mid-transaction (about 100 MB).
     static let saveLimit = 4_000_000
-    /// Queued changes before a back-fill merges them (about 190 MB): a back-fill that fits
+    /// Queued changes before a back-fill merges them (about 150 MB): a back-fill that fits
     /// writes every block once, in key order, in LMDB's append mode.
     static let backfillLimit = 8_000_000
 
     /// Large enough to merge now rather than keep growing (`limit` changes or 256 MB of bodies).
-    func isLarge(limit: Int = saveLimit) -> Bool { records.count >= limit || bodies.count >= 1 << 28 }
+    func isLarge(limit: Int = saveLimit) -> Bool { postingCount >= limit || bodies.count + streamBytes >= 1 << 28 }
 
     /// The slot of a term, created on first sight.
     private func slot(_ term: some Swift.Collection<UInt8>) -> Int32 {
@@ -397,33 +404,70 @@ final class FullTextPendingChanges {
         let id = Int32(terms.count)
         termIndex[t] = id
         terms.append(t)
-        ordered.append(true)
-        lastDocument.append(0)
+        streams.append(UnsafeGrowableBuffer<UInt8>(capacity: 32))
+        streamLast.append(0)
+        streamUsed.append(false)
         return id
     }
 
+    /// Whether a change for `document` can go to the slot's stream.
     @inline(__always)
-    private func push(_ p: PendingPosting, slot id: Int32) {
-        let i = Int(id)
-        if lastDocument[i] > p.document { ordered[i] = false }
-        lastDocument[i] = p.document
-        records.append(PendingRecord(slot: id, posting: p))
+    private func streamTakes(_ i: Int, _ document: UInt32) -> Bool {
+        streams[i] != nil && (!streamUsed[i] || document > streamLast[i])
     }
 
-    @inline(__always)
-    private func appendVarint(_ v: UInt64) {
-        FullTextPostingsCodec.appendVarint(v, to: &bodies)
+    /// The entries of a slot's stream: (document, body).
+    private func streamEntries(_ stream: UnsafeGrowableBuffer<UInt8>) -> [(UInt32, UnsafeRawBufferPointer)] {
+        var out: [(UInt32, UnsafeRawBufferPointer)] = []
+        var reader = ByteReader(UnsafeRawBufferPointer(start: stream.base, count: stream.count))
+        var doc: UInt32 = 0
+        // Written by this class, so well formed; a varint that cannot be read ends the walk.
+        while !reader.atEnd, let delta = try? reader.varint32() {
+            doc &+= delta
+            let start = reader.offset
+            guard (try? reader.varint()) != nil, (try? reader.varint()) != nil, let n = try? reader.varint(),
+                  let positions = try? reader.bytes(Int(clamping: n)) else { break }
+            _ = positions
+            out.append((doc, UnsafeRawBufferPointer(rebasing: reader.base[start..<reader.offset])))
+        }
+        return out
+    }
+
+    /// Moves a slot from its stream to records (its first out-of-order change or removal).
+    private func leaveStream(_ i: Int) {
+        guard let stream = streams[i] else { return }
+        for (doc, body) in streamEntries(stream) {
+            let bodyStart = bodies.count
+            bodies.append(body.baseAddress!.assumingMemoryBound(to: UInt8.self), count: body.count)
+            records.append(PendingRecord(slot: Int32(i), posting: PendingPosting(document: doc, start: UInt32(bodyStart), count: UInt32(body.count))))
+        }
+        streamBytes -= stream.count
+        stream.deallocate()
+        streams[i] = nil
     }
 
     /// Queues a document's new entry for a term (nil body: the document loses the term).
     func add(term: ArraySlice<UInt8>, document: UInt32, body: ArraySlice<UInt8>?) {
         let id = slot(term)
+        let i = Int(id)
+        postingCount += 1
+        if let body, streamTakes(i, document) {
+            let delta = streamUsed[i] ? document - streamLast[i] : document
+            let before = streams[i]!.count
+            FullTextPostingsCodec.appendVarint(UInt64(delta), to: &streams[i]!)
+            body.withUnsafeBufferPointer { streams[i]!.append($0.baseAddress!, count: $0.count) }
+            streamBytes += streams[i]!.count - before
+            streamLast[i] = document
+            streamUsed[i] = true
+            return
+        }
+        leaveStream(i)
         var p = PendingPosting(document: document, start: UInt32(bodies.count), count: UInt32.max)
         if let body {
             body.withUnsafeBufferPointer { bodies.append($0.baseAddress!, count: $0.count) }
             p.count = UInt32(body.count)
         }
-        push(p, slot: id)
+        records.append(PendingRecord(slot: id, posting: p))
     }
 
     /// Queues a document's entry for a term straight from the tokenizer: the term's slot is
@@ -441,48 +485,61 @@ final class FullTextPendingChanges {
             id = slot(term)
             internedSlots[t] = id
         }
-        let start = bodies.count
+        let i = Int(id)
         let frequency = try FullTextPostingsCodec.positionCount(UnsafeRawBufferPointer(positions))
-        appendVarint(UInt64(frequency))
-        appendVarint(UInt64(tokenCount))
-        appendVarint(UInt64(positions.count))
+        postingCount += 1
+        if streamTakes(i, document) {
+            let delta = streamUsed[i] ? document - streamLast[i] : document
+            let before = streams[i]!.count
+            FullTextPostingsCodec.appendVarint(UInt64(delta), to: &streams[i]!)
+            FullTextPostingsCodec.appendVarint(UInt64(frequency), to: &streams[i]!)
+            FullTextPostingsCodec.appendVarint(UInt64(tokenCount), to: &streams[i]!)
+            FullTextPostingsCodec.appendVarint(UInt64(positions.count), to: &streams[i]!)
+            if let p = positions.baseAddress { streams[i]!.append(p, count: positions.count) }
+            streamBytes += streams[i]!.count - before
+            streamLast[i] = document
+            streamUsed[i] = true
+            return
+        }
+        leaveStream(i)
+        let start = bodies.count
+        FullTextPostingsCodec.appendVarint(UInt64(frequency), to: &bodies)
+        FullTextPostingsCodec.appendVarint(UInt64(tokenCount), to: &bodies)
+        FullTextPostingsCodec.appendVarint(UInt64(positions.count), to: &bodies)
         if let p = positions.baseAddress { bodies.append(p, count: positions.count) }
-        push(PendingPosting(document: document, start: UInt32(start), count: UInt32(bodies.count - start)), slot: id)
+        records.append(PendingRecord(slot: id, posting: PendingPosting(document: document, start: UInt32(start), count: UInt32(bodies.count - start))))
     }
 
-    /// The entry body of a change (nil for a removal).
-    @inline(__always)
-    func body(of p: PendingPosting) -> UnsafeRawBufferPointer? {
-        p.isRemoval ? nil : UnsafeRawBufferPointer(start: bodies.base + Int(p.start), count: Int(p.count))
+    /// The records grouped by slot (counting sort: arrival order kept within a slot), each
+    /// group sorted by document with one change per document (the last queued).
+    struct RecordGroups {
+        let sorted: UnsafeMutablePointer<PendingPosting>
+        var ranges: [Int32: Range<Int>] = [:]
     }
 
-    /// Calls `body` with every term's changes, terms in byte order, changes in ascending
-    /// document order with one per document (the last queued). A counting sort by term keeps
-    /// arrival order within a term, so only terms that received changes out of order are
-    /// sorted; the buffer handed to `body` is valid only during the call.
-    func forEachGroup(_ body: (_ slot: Int32, _ changes: UnsafeBufferPointer<PendingPosting>) throws -> Void) rethrows {
-        let slots = terms.count
-        var starts = [Int](repeating: 0, count: slots + 1)
-        for i in 0..<records.count { starts[Int(records.base[i].slot) + 1] += 1 }
-        for k in 0..<slots { starts[k + 1] += starts[k] }
-        var fill = starts
-        let sorted = UnsafeMutablePointer<PendingPosting>.allocate(capacity: max(records.count, 1))
-        defer { sorted.deallocate() }
+    private func groupRecords() -> RecordGroups {
+        var groups = RecordGroups(sorted: .allocate(capacity: max(records.count, 1)))
+        guard records.count > 0 else { return groups }
+        var starts: [Int32: Int] = [:]
+        for i in 0..<records.count { starts[records.base[i].slot, default: 0] += 1 }
+        var offset = 0
+        var fill: [Int32: Int] = [:]
+        for slot in starts.keys.sorted() {
+            fill[slot] = offset
+            offset += starts[slot]!
+        }
+        let begin = fill
         for i in 0..<records.count {
             let r = records.base[i]
-            sorted[fill[Int(r.slot)]] = r.posting
-            fill[Int(r.slot)] += 1
+            groups.sorted[fill[r.slot]!] = r.posting
+            fill[r.slot]! += 1
         }
-        let order = terms.indices.sorted { terms[$0].lexicographicallyPrecedes(terms[$1]) }
-        for t in order where starts[t + 1] > starts[t] {
-            let base = sorted + starts[t]
-            let n = starts[t + 1] - starts[t]
-            if !ordered[t] {
-                let list = UnsafeBufferPointer(start: base, count: n).enumerated()
-                    .sorted { ($0.element.document, $0.offset) < ($1.element.document, $1.offset) }
-                for (i, e) in list.enumerated() { base[i] = e.element }
-            }
-            // Keep the last change of each document.
+        for (slot, start) in begin {
+            let base = groups.sorted + start
+            let n = starts[slot]!
+            let list = UnsafeBufferPointer(start: base, count: n).enumerated()
+                .sorted { ($0.element.document, $0.offset) < ($1.element.document, $1.offset) }
+            for (i, e) in list.enumerated() { base[i] = e.element }
             var kept = 0
             for i in 0..<n {
                 if kept > 0 && base[kept - 1].document == base[i].document {
@@ -492,34 +549,68 @@ final class FullTextPendingChanges {
                     kept += 1
                 }
             }
-            try body(Int32(t), UnsafeBufferPointer(start: base, count: kept))
+            groups.ranges[slot] = start..<(start + kept)
+        }
+        return groups
+    }
+
+    /// A slot's changes, ascending document, one per document (nil body: removal).
+    private func changes(of slot: Int32, _ groups: RecordGroups) -> [(UInt32, UnsafeRawBufferPointer?)] {
+        let i = Int(slot)
+        if let stream = streams[i] { return streamEntries(stream).map { ($0.0, $0.1) } }
+        guard let range = groups.ranges[slot] else { return [] }
+        return UnsafeBufferPointer(start: groups.sorted + range.lowerBound, count: range.count).map { p in
+            (p.document, p.isRemoval ? nil : UnsafeRawBufferPointer(start: bodies.base + Int(p.start), count: Int(p.count)))
+        }
+    }
+
+    /// Calls `body` with every term's changes (ascending document, one per document, nil body
+    /// for a removal), terms in byte order; the bodies are valid only during the call.
+    func forEachTerm(_ body: (_ term: [UInt8], _ changes: [(UInt32, UnsafeRawBufferPointer?)]) throws -> Void) rethrows {
+        let groups = groupRecords()
+        defer { groups.sorted.deallocate() }
+        for t in terms.indices.sorted(by: { terms[$0].lexicographicallyPrecedes(terms[$1]) }) {
+            let list = changes(of: Int32(t), groups)
+            if !list.isEmpty { try body(terms[t], list) }
         }
     }
 
     /// Merges every queued change into the postings blocks and writes the corpus totals.
     func flush(txn: Transaction, writeState: Bool = true) throws {
-        if records.count > 0 {
+        if postingCount > 0 {
             let table = store.table
             let empty = try txn.withCursor(table) { try !$0.first() }
+            let groups = groupRecords()
+            defer { groups.sorted.deallocate() }
             try txn.withCursor(table) { cursor in
                 var writer = BlockWriter(txn: txn, table: table, append: empty)
                 defer { writer.deallocate() }
-                try forEachGroup { t, list in
-                    let term = terms[Int(t)]
+                for t in terms.indices.sorted(by: { terms[$0].lexicographicallyPrecedes(terms[$1]) }) {
+                    if empty, let stream = streams[t] {
+                        // A new table and a term in stream form: cut the stream into blocks.
+                        try writer.writeStream(term: terms[t], UnsafeRawBufferPointer(start: stream.base, count: stream.count))
+                        continue
+                    }
+                    let list = changes(of: Int32(t), groups)
+                    if list.isEmpty { continue }
                     if empty {
-                        try writer.write(term: term, postings: list, bodies: bodies.base)
+                        try writer.write(term: terms[t], entries: list.compactMap { d, b in b.map { (d, $0) } })
                     } else {
-                        try merge(term: term, changes: list.map { ($0.document, body(of: $0)) }, cursor: cursor, txn: txn, writer: &writer)
+                        try merge(term: terms[t], changes: list, cursor: cursor, txn: txn, writer: &writer)
                     }
                 }
             }
         }
+        release()
         termIndex = [:]
         terms = []
-        ordered = []
-        lastDocument = []
-        records.count = 0
-        bodies.count = 0
+        streams = []
+        streamLast = []
+        streamUsed = []
+        records = UnsafeGrowableBuffer<PendingRecord>(capacity: 64)
+        bodies = UnsafeGrowableBuffer<UInt8>(capacity: 1 << 10)
+        postingCount = 0
+        streamBytes = 0
         internedKey = nil
         internedSlots = []
         if writeState, let stats = store.statsTable {
@@ -611,20 +702,30 @@ struct BlockWriter {
         key.deallocate()
     }
 
-    /// Writes queued postings (no removals: the table is new) of one term.
-    mutating func write(term: [UInt8], postings: UnsafeBufferPointer<PendingPosting>, bodies: UnsafeMutablePointer<UInt8>) throws {
+    /// Writes a term's stream (entries `varint(number delta) ‖ body`, the first delta from 0)
+    /// into a new table: entries are copied as they are, except that each block's first one
+    /// restarts its delta at 0 (its number is in the key).
+    mutating func writeStream(term: [UInt8], _ stream: UnsafeRawBufferPointer) throws {
+        var reader = ByteReader(stream)
+        var doc: UInt32 = 0
         var first: UInt32 = 0
-        var previous: UInt32 = 0
         value.count = 0
-        for p in postings where !p.isRemoval {
+        while !reader.atEnd {
+            let entryStart = reader.offset
+            doc &+= try reader.varint32()
+            let bodyStart = reader.offset
+            _ = try reader.varint()
+            _ = try reader.varint()
+            reader.offset += Int(try reader.varint())
+            guard reader.offset <= stream.count else { throw FullTextIndexCorruption("truncated queued entry") }
+            let base = stream.baseAddress!.assumingMemoryBound(to: UInt8.self)
             if value.count == 0 {
-                first = p.document
+                first = doc
                 value.append(0)
+                value.append(base + bodyStart, count: reader.offset - bodyStart)
             } else {
-                FullTextPostingsCodec.appendVarint(UInt64(p.document - previous), to: &value)
+                value.append(base + entryStart, count: reader.offset - entryStart)
             }
-            value.append(bodies + Int(p.start), count: Int(p.count))
-            previous = p.document
             if value.count >= FullTextPostingsCodec.blockTargetBytes {
                 try put(term: term, first: first)
             }

@@ -29,7 +29,16 @@ struct UnsafeGrowableBuffer<Element: BitwiseCopyable> {
     @inline(__always)
     mutating func append(_ p: UnsafePointer<Element>, count n: Int) {
         if count &+ n > capacity { grow(to: count &+ n) }
-        (base + count).update(from: p, count: n)
+        if n <= 16 {
+            // Short runs (postings bodies, words): a loop beats a call to memmove.
+            var i = 0
+            while i < n {
+                base[count &+ i] = p[i]
+                i &+= 1
+            }
+        } else {
+            (base + count).update(from: p, count: n)
+        }
         count &+= n
     }
 
