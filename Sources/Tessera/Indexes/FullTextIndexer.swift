@@ -330,6 +330,75 @@ struct PendingPosting {
     var isRemoval: Bool { count == UInt32.max }
 }
 
+/// One term's queued postings in block-entry form (`varint(number delta) ‖ body`, the first
+/// delta from 0), while they arrive in ascending document order.
+struct TermStream {
+    var base: UnsafeMutablePointer<UInt8>? = nil
+    var count = 0
+    var capacity = 0
+    var last: UInt32 = 0
+    var used = false
+    var active = true
+
+    var bytes: UnsafeRawBufferPointer { UnsafeRawBufferPointer(start: base, count: count) }
+
+    /// Whether a change for `document` can be appended.
+    @inline(__always)
+    func takes(_ document: UInt32) -> Bool { active && (!used || document > last) }
+
+    /// Appends an entry: with `frequency`, the body is built from frequency, length and the
+    /// positions in `bytes`; without, `bytes` is the whole body. Returns the bytes added.
+    @inline(__always)
+    mutating func append(document: UInt32, frequency: Int?, length: Int, bytes: UnsafeBufferPointer<UInt8>) -> Int {
+        let needed = count + 40 + bytes.count
+        if needed > capacity { grow(needed) }
+        let start = count
+        var p = base! + count
+        @inline(__always) func varint(_ value: UInt64) {
+            var v = value
+            while v >= 0x80 {
+                p.pointee = UInt8(truncatingIfNeeded: v) | 0x80
+                p += 1
+                v >>= 7
+            }
+            p.pointee = UInt8(v)
+            p += 1
+        }
+        varint(UInt64(used ? document - last : document))
+        if let frequency {
+            varint(UInt64(frequency))
+            varint(UInt64(length))
+            varint(UInt64(bytes.count))
+        }
+        if let b = bytes.baseAddress {
+            for k in 0..<bytes.count { p[k] = b[k] }
+            p += bytes.count
+        }
+        count = p - base!
+        last = document
+        used = true
+        return count - start
+    }
+
+    @inline(never)
+    private mutating func grow(_ minimum: Int) {
+        var c = max(capacity, 32)
+        while c < minimum { c *= 2 }
+        let n = UnsafeMutablePointer<UInt8>.allocate(capacity: c)
+        if let base { n.update(from: base, count: count); base.deallocate() }
+        base = n
+        capacity = c
+    }
+
+    /// Frees the bytes.
+    mutating func release() {
+        base?.deallocate()
+        base = nil
+        count = 0
+        capacity = 0
+    }
+}
+
 /// A queued change and its term slot.
 struct PendingRecord {
     var slot: Int32
@@ -354,10 +423,8 @@ final class FullTextPendingChanges {
     var state: FullTextIndexState
     @exclusivity(unchecked) var termIndex: [[UInt8]: Int32] = [:]
     @exclusivity(unchecked) var terms: [[UInt8]] = []
-    /// Per term slot: its stream (nil once it uses records), and the stream's last document.
-    @exclusivity(unchecked) private var streams: [UnsafeGrowableBuffer<UInt8>?] = []
-    @exclusivity(unchecked) private var streamLast: [UInt32] = []
-    @exclusivity(unchecked) private var streamUsed: [Bool] = []
+    /// Per term slot: its stream (inactive once the term uses records).
+    @exclusivity(unchecked) private var streams = UnsafeGrowableBuffer<TermStream>(capacity: 256)
     /// Changes of terms that left stream mode, in arrival order, with their term slot.
     @exclusivity(unchecked) private var records = UnsafeGrowableBuffer<PendingRecord>(capacity: 64)
     /// The entry bodies the records point into.
@@ -383,7 +450,8 @@ final class FullTextPendingChanges {
     deinit { release() }
 
     private func release() {
-        for s in streams { s?.deallocate() }
+        for i in 0..<streams.count { streams.base[i].release() }
+        streams.deallocate()
         records.deallocate()
         bodies.deallocate()
     }
@@ -404,22 +472,14 @@ final class FullTextPendingChanges {
         let id = Int32(terms.count)
         termIndex[t] = id
         terms.append(t)
-        streams.append(UnsafeGrowableBuffer<UInt8>(capacity: 32))
-        streamLast.append(0)
-        streamUsed.append(false)
+        streams.append(TermStream())
         return id
     }
 
-    /// Whether a change for `document` can go to the slot's stream.
-    @inline(__always)
-    private func streamTakes(_ i: Int, _ document: UInt32) -> Bool {
-        streams[i] != nil && (!streamUsed[i] || document > streamLast[i])
-    }
-
     /// The entries of a slot's stream: (document, body).
-    private func streamEntries(_ stream: UnsafeGrowableBuffer<UInt8>) -> [(UInt32, UnsafeRawBufferPointer)] {
+    private func streamEntries(_ stream: TermStream) -> [(UInt32, UnsafeRawBufferPointer)] {
         var out: [(UInt32, UnsafeRawBufferPointer)] = []
-        var reader = ByteReader(UnsafeRawBufferPointer(start: stream.base, count: stream.count))
+        var reader = ByteReader(stream.bytes)
         var doc: UInt32 = 0
         // Written by this class, so well formed; a varint that cannot be read ends the walk.
         while !reader.atEnd, let delta = try? reader.varint32() {
@@ -435,15 +495,16 @@ final class FullTextPendingChanges {
 
     /// Moves a slot from its stream to records (its first out-of-order change or removal).
     private func leaveStream(_ i: Int) {
-        guard let stream = streams[i] else { return }
+        let stream = streams.base[i]
+        guard stream.active else { return }
         for (doc, body) in streamEntries(stream) {
             let bodyStart = bodies.count
             bodies.append(body.baseAddress!.assumingMemoryBound(to: UInt8.self), count: body.count)
             records.append(PendingRecord(slot: Int32(i), posting: PendingPosting(document: doc, start: UInt32(bodyStart), count: UInt32(body.count))))
         }
         streamBytes -= stream.count
-        stream.deallocate()
-        streams[i] = nil
+        streams.base[i].release()
+        streams.base[i].active = false
     }
 
     /// Queues a document's new entry for a term (nil body: the document loses the term).
@@ -451,14 +512,11 @@ final class FullTextPendingChanges {
         let id = slot(term)
         let i = Int(id)
         postingCount += 1
-        if let body, streamTakes(i, document) {
-            let delta = streamUsed[i] ? document - streamLast[i] : document
-            let before = streams[i]!.count
-            FullTextPostingsCodec.appendVarint(UInt64(delta), to: &streams[i]!)
-            body.withUnsafeBufferPointer { streams[i]!.append($0.baseAddress!, count: $0.count) }
-            streamBytes += streams[i]!.count - before
-            streamLast[i] = document
-            streamUsed[i] = true
+        let st = streams.base + i
+        if let body, st.pointee.takes(document) {
+            body.withUnsafeBufferPointer { b in
+                streamBytes += st.pointee.append(document: document, frequency: nil, length: 0, bytes: b)
+            }
             return
         }
         leaveStream(i)
@@ -488,17 +546,9 @@ final class FullTextPendingChanges {
         let i = Int(id)
         let frequency = try FullTextPostingsCodec.positionCount(UnsafeRawBufferPointer(positions))
         postingCount += 1
-        if streamTakes(i, document) {
-            let delta = streamUsed[i] ? document - streamLast[i] : document
-            let before = streams[i]!.count
-            FullTextPostingsCodec.appendVarint(UInt64(delta), to: &streams[i]!)
-            FullTextPostingsCodec.appendVarint(UInt64(frequency), to: &streams[i]!)
-            FullTextPostingsCodec.appendVarint(UInt64(tokenCount), to: &streams[i]!)
-            FullTextPostingsCodec.appendVarint(UInt64(positions.count), to: &streams[i]!)
-            if let p = positions.baseAddress { streams[i]!.append(p, count: positions.count) }
-            streamBytes += streams[i]!.count - before
-            streamLast[i] = document
-            streamUsed[i] = true
+        let st = streams.base + i
+        if st.pointee.takes(document) {
+            streamBytes += st.pointee.append(document: document, frequency: frequency, length: tokenCount, bytes: positions)
             return
         }
         leaveStream(i)
@@ -557,7 +607,7 @@ final class FullTextPendingChanges {
     /// A slot's changes, ascending document, one per document (nil body: removal).
     private func changes(of slot: Int32, _ groups: RecordGroups) -> [(UInt32, UnsafeRawBufferPointer?)] {
         let i = Int(slot)
-        if let stream = streams[i] { return streamEntries(stream).map { ($0.0, $0.1) } }
+        if streams.base[i].active { return streamEntries(streams.base[i]).map { ($0.0, $0.1) } }
         guard let range = groups.ranges[slot] else { return [] }
         return UnsafeBufferPointer(start: groups.sorted + range.lowerBound, count: range.count).map { p in
             (p.document, p.isRemoval ? nil : UnsafeRawBufferPointer(start: bodies.base + Int(p.start), count: Int(p.count)))
@@ -586,9 +636,9 @@ final class FullTextPendingChanges {
                 var writer = BlockWriter(txn: txn, table: table, append: empty)
                 defer { writer.deallocate() }
                 for t in terms.indices.sorted(by: { terms[$0].lexicographicallyPrecedes(terms[$1]) }) {
-                    if empty, let stream = streams[t] {
+                    if empty && streams.base[t].active {
                         // A new table and a term in stream form: cut the stream into blocks.
-                        try writer.writeStream(term: terms[t], UnsafeRawBufferPointer(start: stream.base, count: stream.count))
+                        try writer.writeStream(term: terms[t], streams.base[t].bytes)
                         continue
                     }
                     let list = changes(of: Int32(t), groups)
@@ -604,9 +654,7 @@ final class FullTextPendingChanges {
         release()
         termIndex = [:]
         terms = []
-        streams = []
-        streamLast = []
-        streamUsed = []
+        streams = UnsafeGrowableBuffer<TermStream>(capacity: 256)
         records = UnsafeGrowableBuffer<PendingRecord>(capacity: 64)
         bodies = UnsafeGrowableBuffer<UInt8>(capacity: 1 << 10)
         postingCount = 0
