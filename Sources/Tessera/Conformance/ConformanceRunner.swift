@@ -133,17 +133,32 @@ enum FixtureFiles {
         return FileSystem.fileExists(path) ? [path] : []
     }
 
-    /// Reads a whole file.
+    /// The largest fixture or data file the runner reads.
+    static let maxFileBytes = 1 << 30
+
+    /// Reads a whole regular file of at most `maxFileBytes` (a device such as /dev/zero, a
+    /// pipe or a directory is refused, so a bad `file` path cannot hang a run).
     static func read(_ path: String) throws -> [UInt8] {
         guard let f = fopen(path, "rb") else {
             throw FixtureError(message: "cannot read '\(path)': \(String(cString: strerror(errno)))")
         }
         defer { fclose(f) }
+        var info = stat()
+        guard fstat(fileno(f), &info) == 0 else {
+            throw FixtureError(message: "cannot read '\(path)': \(String(cString: strerror(errno)))")
+        }
+        guard (info.st_mode & S_IFMT) == S_IFREG else {
+            throw FixtureError(message: "cannot read '\(path)': not a regular file")
+        }
         var out: [UInt8] = []
+        out.reserveCapacity(min(Int(info.st_size), maxFileBytes))
         var buf = [UInt8](repeating: 0, count: 1 << 16)
         while true {
             let n = fread(&buf, 1, buf.count, f)
             if n <= 0 { break }
+            guard out.count + n <= maxFileBytes else {
+                throw FixtureError(message: "cannot read '\(path)': larger than \(maxFileBytes >> 20) MB")
+            }
             out.append(contentsOf: buf[0..<n])
         }
         return out

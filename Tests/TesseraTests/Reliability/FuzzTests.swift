@@ -484,6 +484,15 @@ struct FuzzTests {
             #expect(r.count == 1 && !r[0].passed, "\(junk): \(r)")
         }
         #expect(runner.runFixture(at: dir.child("missing.json")).first?.passed == false)
+        // A `file` that is a device or a directory is refused at once (reading /dev/zero would
+        // never end), naming the file.
+        for target in ["/dev/zero", sub] {
+            let path = dir.child("device.json")
+            let fixture = "{\"format\": 1, \"collections\": [{\"name\": \"c\", \"file\": \"\(target)\"}], \"steps\": [{\"query\": \"SELECT 1\", \"expect\": [{\"$1\": 1}]}]}"
+            #expect(FileManager.default.createFile(atPath: path, contents: Data(fixture.utf8)))
+            let r = runner.runFixture(at: path)
+            #expect(r.count == 1 && !r[0].passed && (r[0].message ?? "").contains("not a regular file") && (r[0].message ?? "").contains(target), "\(r)")
+        }
     }
 }
 
