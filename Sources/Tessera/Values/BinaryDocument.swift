@@ -472,22 +472,48 @@ public struct BinaryValue {
             return s
         case 0x80...0xBF:
             guard depth < BinaryValue.maxDepth, let c = container() else { return nil }
+            // Strings and small integers, the commonest members, are stored without going
+            // through an `Any?` return (an existential copied and destroyed per member).
             if c.isObject {
                 var o = [String: Any](minimumCapacity: c.count)
                 for i in 0..<c.count {
-                    guard let p = position(c, i), let m = memberSlot(at: p),
-                          let v = BinaryValue(buffer: buffer, offset: m.value).anyValue(depth: depth &+ 1, budget: &budget) else { return nil }
-                    o[String(decoding: UnsafeRawBufferPointer(rebasing: buffer[m.key]), as: UTF8.self)] = v
+                    guard let p = position(c, i), let m = memberSlot(at: p) else { return nil }
+                    let key = String(decoding: UnsafeRawBufferPointer(rebasing: buffer[m.key]), as: UTF8.self)
+                    let child = BinaryValue(buffer: buffer, offset: m.value)
+                    switch child.tag ?? 0xFF {
+                    case 0x40...0x5F:
+                        budget &-= 1
+                        guard budget >= 0, let s = child.string else { return nil }
+                        o[key] = s
+                    case 0x20...0x3F:
+                        budget &-= 1
+                        guard budget >= 0 else { return nil }
+                        o[key] = Int(buffer[m.value] &- 0x20)
+                    default:
+                        guard let v = child.anyValue(depth: depth &+ 1, budget: &budget) else { return nil }
+                        o[key] = v
+                    }
                 }
                 return o
             }
             var a: [Any] = []
             a.reserveCapacity(c.count)
             for i in 0..<c.count {
-                guard let p = position(c, i), let v = BinaryValue(buffer: buffer, offset: p).anyValue(depth: depth &+ 1, budget: &budget) else {
-                    return nil
+                guard let p = position(c, i) else { return nil }
+                let child = BinaryValue(buffer: buffer, offset: p)
+                switch child.tag ?? 0xFF {
+                case 0x40...0x5F:
+                    budget &-= 1
+                    guard budget >= 0, let s = child.string else { return nil }
+                    a.append(s)
+                case 0x20...0x3F:
+                    budget &-= 1
+                    guard budget >= 0 else { return nil }
+                    a.append(Int(buffer[p] &- 0x20))
+                default:
+                    guard let v = child.anyValue(depth: depth &+ 1, budget: &budget) else { return nil }
+                    a.append(v)
                 }
-                a.append(v)
             }
             return a
         default:
