@@ -48,7 +48,7 @@ public final class ResultSet: Sequence, IteratorProtocol {
         guard let executor else { return nil }
         do {
             if let row = try executor.nextRow() {
-                return Result(values: row, names: columnNames, index: nameIndex)
+                return Result(cells: row, names: columnNames, index: nameIndex)
             }
         } catch {
             finish()
@@ -77,30 +77,82 @@ public final class ResultSet: Sequence, IteratorProtocol {
     }
 }
 
+/// One column of a result row: a value, or a whole document kept in the binary format
+/// (a copy of its bytes, valid after the read transaction) and decoded each time it is read.
+enum ResultCell: Sendable {
+    case value(Value)
+    /// The encoded bytes and the offset of the value's tag byte in them.
+    case encoded([UInt8], offset: Int)
+
+    /// Copies the bytes of `body`'s buffer out of LMDB memory.
+    @inline(__always)
+    init(copying body: BinaryValue) {
+        let source = body.buffer
+        let bytes = [UInt8](unsafeUninitializedCapacity: source.count) { out, n in
+            if let base = source.baseAddress, source.count > 0 {
+                UnsafeMutableRawPointer(out.baseAddress!).copyMemory(from: base, byteCount: source.count)
+            }
+            n = source.count
+        }
+        self = .encoded(bytes, offset: body.offset)
+    }
+
+    /// The decoded value (MISSING if the bytes are corrupt, as `BinaryValue.toValue()`).
+    var value: Value {
+        switch self {
+        case .value(let v): return v
+        case .encoded(let bytes, let offset):
+            return bytes.withUnsafeBytes { BinaryValue(buffer: $0, offset: offset).toValue() }
+        }
+    }
+
+    /// The value as plain Swift values (`Value.anyValue`), nil for MISSING. An encoded
+    /// document converts straight from its bytes, without building a `Value` first.
+    var anyValue: Any? {
+        switch self {
+        case .value(let v): return v.anyValue
+        case .encoded(let bytes, let offset):
+            return bytes.withUnsafeBytes { BinaryValue(buffer: $0, offset: offset).anyValue() }
+        }
+    }
+}
+
 /// One row of a result set: values by index and by column name.
 ///
 /// A MISSING column is absent by name and in `toDictionary()`/`toJSON()`, nil by index,
 /// and `null` in `toArray()`; NULL is present as null.
+///
+/// A column holding a whole document (`SELECT *`) keeps the document's encoded bytes and
+/// decodes them each time the column is read: receiving a row costs a copy of the bytes,
+/// not a decode. Read a column once into a local when you use it several times.
 public struct Result: Sendable, CustomStringConvertible {
+    let cells: [ResultCell]
     /// Column values in column order (`.missing` for MISSING).
-    public let values: [Value]
+    public var values: [Value] { cells.map(\.value) }
     /// Column names in order.
     public let keys: [String]
     let index: [String: Int]
 
-    init(values: [Value], names: [String], index: [String: Int]) {
-        self.values = values
+    init(cells: [ResultCell], names: [String], index: [String: Int]) {
+        self.cells = cells
         self.keys = names
         self.index = index
     }
 
+    init(values: [Value], names: [String], index: [String: Int]) {
+        self.init(cells: values.map(ResultCell.value), names: names, index: index)
+    }
+
     /// The number of columns.
-    public var count: Int { values.count }
+    public var count: Int { cells.count }
 
     /// The value of column `i`, or nil if it is MISSING or out of range.
     public func value(at i: Int) -> Value? {
-        guard i >= 0, i < values.count, !values[i].isMissing else { return nil }
-        return values[i]
+        guard i >= 0, i < cells.count else { return nil }
+        let v = cells[i].value
+        // Not `v.isMissing ? nil : v`: there `nil` would be `Value(nilLiteral:)`, NULL.
+        guard !v.isMissing else { return nil }
+        return v
     }
 
     /// The value of column `name`, or nil if it is MISSING or there is no such column.
@@ -122,7 +174,10 @@ public struct Result: Sendable, CustomStringConvertible {
     /// The string of column `name`.
     public func string(forKey name: String) -> String? { value(forKey: name)?.stringValue }
     /// The integer at column `i` (0 if absent or not a number).
-    public func int(at i: Int) -> Int { value(at: i)?.intValue.map { Int($0) } ?? Int(value(at: i)?.doubleValue ?? 0) }
+    public func int(at i: Int) -> Int {
+        let v = value(at: i)
+        return v?.intValue.map { Int($0) } ?? Int(v?.doubleValue ?? 0)
+    }
     /// The integer of column `name`.
     public func int(forKey name: String) -> Int { index[name].map { int(at: $0) } ?? 0 }
     /// The 64-bit integer at column `i`.
@@ -149,14 +204,23 @@ public struct Result: Sendable, CustomStringConvertible {
     /// The row as an object value (MISSING columns omitted).
     public var object: Value {
         var o: [String: Value] = [:]
-        for (i, k) in keys.enumerated() where !values[i].isMissing { o[k] = values[i] }
+        for (i, k) in keys.enumerated() {
+            let v = cells[i].value
+            if !v.isMissing { o[k] = v }
+        }
         return .object(o)
     }
 
     /// Column values as plain Swift values; MISSING becomes `JSONNull`.
-    public func toArray() -> [Any] { values.map { $0.anyValue ?? JSONNull() } }
+    public func toArray() -> [Any] { cells.map { $0.anyValue ?? JSONNull() } }
     /// The row as a dictionary of plain Swift values (MISSING columns omitted).
-    public func toDictionary() -> [String: Any] { (object.anyValue as? [String: Any]) ?? [:] }
+    public func toDictionary() -> [String: Any] {
+        var d = [String: Any](minimumCapacity: keys.count)
+        for (i, k) in keys.enumerated() {
+            if let x = cells[i].anyValue { d[k] = x }
+        }
+        return d
+    }
     /// The row as JSON text (MISSING columns omitted).
     public func toJSON() -> String { JSONWriter.string(object) }
 

@@ -445,6 +445,82 @@ public struct BinaryValue {
         }
     }
 
+    /// The whole value as plain Swift values, the same as `toValue().anyValue` without
+    /// building the `Value`: NULL is `JSONNull`, integers `Int`, objects `[String: Any]`,
+    /// arrays `[Any]`. Nil where `toValue()` is MISSING (corrupt bytes, too deep).
+    func anyValue() -> Any? {
+        var budget = visitBudget
+        return anyValue(depth: 0, budget: &budget)
+    }
+
+    func anyValue(depth: Int, budget: inout Int) -> Any? {
+        budget &-= 1
+        guard budget >= 0 else { return nil }
+        guard let t = tag else { return nil }
+        switch t {
+        case 0x00: return JSONNull()
+        case 0x01: return false
+        case 0x02: return true
+        case 0x03, 0x04:
+            guard let d = double else { return nil }
+            return d
+        case 0x08...0x0F, 0x20...0x3F:
+            guard let i = int else { return nil }
+            return Int(i)
+        case 0x40...0x5F:
+            guard let s = string else { return nil }
+            return s
+        case 0x80...0xBF:
+            guard depth < BinaryValue.maxDepth, let c = container() else { return nil }
+            // Strings and small integers, the commonest members, are stored without going
+            // through an `Any?` return (an existential copied and destroyed per member).
+            if c.isObject {
+                var o = [String: Any](minimumCapacity: c.count)
+                for i in 0..<c.count {
+                    guard let p = position(c, i), let m = memberSlot(at: p) else { return nil }
+                    let key = String(decoding: UnsafeRawBufferPointer(rebasing: buffer[m.key]), as: UTF8.self)
+                    let child = BinaryValue(buffer: buffer, offset: m.value)
+                    switch child.tag ?? 0xFF {
+                    case 0x40...0x5F:
+                        budget &-= 1
+                        guard budget >= 0, let s = child.string else { return nil }
+                        o[key] = s
+                    case 0x20...0x3F:
+                        budget &-= 1
+                        guard budget >= 0 else { return nil }
+                        o[key] = Int(buffer[m.value] &- 0x20)
+                    default:
+                        guard let v = child.anyValue(depth: depth &+ 1, budget: &budget) else { return nil }
+                        o[key] = v
+                    }
+                }
+                return o
+            }
+            var a: [Any] = []
+            a.reserveCapacity(c.count)
+            for i in 0..<c.count {
+                guard let p = position(c, i) else { return nil }
+                let child = BinaryValue(buffer: buffer, offset: p)
+                switch child.tag ?? 0xFF {
+                case 0x40...0x5F:
+                    budget &-= 1
+                    guard budget >= 0, let s = child.string else { return nil }
+                    a.append(s)
+                case 0x20...0x3F:
+                    budget &-= 1
+                    guard budget >= 0 else { return nil }
+                    a.append(Int(buffer[p] &- 0x20))
+                default:
+                    guard let v = child.anyValue(depth: depth &+ 1, budget: &budget) else { return nil }
+                    a.append(v)
+                }
+            }
+            return a
+        default:
+            return nil
+        }
+    }
+
     /// True if the whole value is well formed: valid tags, payloads inside the buffer,
     /// valid UTF-8, object keys strictly increasing, nesting within `maxDepth`.
     ///

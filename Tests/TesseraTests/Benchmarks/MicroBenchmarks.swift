@@ -66,6 +66,22 @@ struct MicroBenchmarks {
         }
         lines.append(String(format: "indexed equality (~%d rows, fetching bodies): %.3f ms/query", eqRows / 2000, MicroBenchmarks.median(eqTimes) * 1000))
 
+        // The same queries, with every row read in full (each row converted by toDictionary()).
+        var fullTimes: [Double] = []
+        var fullRows = 0
+        var fullKeys = 0
+        for i in 0..<2000 {
+            eq.parameters = Parameters().setString(MicroBenchmarks.cities[i % 2000], forName: "city")
+            fullTimes.append(try MicroBenchmarks.time {
+                for row in try eq.execute().allResults() {
+                    fullRows += 1
+                    for v in row.toDictionary().values { if let d = v as? [String: Any] { fullKeys += d.count } }
+                }
+            })
+        }
+        #expect(fullRows == eqRows && fullKeys == 6 * fullRows)
+        lines.append(String(format: "indexed equality, every row read by toDictionary(): %.3f ms/query", MicroBenchmarks.median(fullTimes) * 1000))
+
         let range = try db.createQuery("SELECT name, price FROM _ WHERE price BETWEEN $lo AND $hi ORDER BY price LIMIT 20")
         var rangeTimes: [Double] = []
         for i in 0..<1000 {

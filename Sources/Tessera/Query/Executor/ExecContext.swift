@@ -132,6 +132,20 @@ func slotValue(_ s: UnsafeMutablePointer<SourceSlot>, _ path: CompiledPath) -> V
     }
 }
 
+/// The whole value of the slot at `s` as a result column: a bound document's body is
+/// copied out of LMDB still encoded (decoded when the column is read), anything else is
+/// the value itself. Reads fields through the pointer (see `slotValue`).
+@inline(__always)
+func slotCell(_ s: UnsafeMutablePointer<SourceSlot>) -> ResultCell {
+    switch s.pointee.state {
+    case .document:
+        guard let body = s.pointee.body else { return .value(.missing) }
+        return ResultCell(copying: body)
+    case .absent, .element, .covered:
+        return .value(s.pointee.wholeValue)
+    }
+}
+
 /// The binary value at a path of the document bound at `s` (nil when absent); call only
 /// when the slot holds a document.
 @inline(__always)

@@ -25,7 +25,7 @@ final class Executor {
     private let having: Evaluator?
 
     // Streaming state.
-    @exclusivity(unchecked) private var buffered: [[Value]]?
+    @exclusivity(unchecked) private var buffered: [[ResultCell]]?
     @exclusivity(unchecked) private var bufferPosition = 0
     @exclusivity(unchecked) private var emitted = 0
     @exclusivity(unchecked) private var skipped = 0
@@ -146,20 +146,22 @@ final class Executor {
         !plan.query.isAggregating && !plan.query.distinct && (plan.sort == .none)
     }
 
-    private func project() -> [Value] {
-        var row: [Value] = []
+    /// The current row's columns. A star column keeps its document's encoded body (copied
+    /// out of LMDB, so it outlives the transaction) for `Result` to decode on access.
+    private func project() -> [ResultCell] {
+        var row: [ResultCell] = []
         row.reserveCapacity(columns.count)
         for c in columns {
             switch c {
-            case .expression(let f): row.append(f(ctx))
-            case .star(let s): row.append(ctx.slots[s].wholeValue)
+            case .expression(let f): row.append(.value(f(ctx)))
+            case .star(let s): row.append(slotCell(ctx.slots + s))
             }
         }
         return row
     }
 
-    /// The next output row (column values in column order), or nil at the end.
-    func nextRow() throws -> [Value]? {
+    /// The next output row (columns in column order), or nil at the end.
+    func nextRow() throws -> [ResultCell]? {
         if let limit, emitted >= limit { return nil }
         if streams {
             while try nextJoinedRow() {
@@ -177,7 +179,7 @@ final class Executor {
     }
 
     private struct Candidate {
-        var row: [Value]
+        var row: [ResultCell]
         var keys: [Value]
         var ordinal: Int
     }
@@ -194,7 +196,7 @@ final class Executor {
     }
 
     /// Runs the whole pipeline above the joins and returns the final rows.
-    private func materialize() throws -> [[Value]] {
+    private func materialize() throws -> [[ResultCell]] {
         var candidates: [Candidate] = []
         var heap = BoundedHeap<Candidate>(capacity: 0, less: { _, _ in false })
         let topK: Int? = { if case .topK(let n) = plan.sort, !plan.query.distinct { return n } else { return nil } }()
@@ -202,9 +204,13 @@ final class Executor {
         var ordinal = 0
         var seen = Set<[Value]>()
 
-        func accept(_ row: [Value]) {
+        func accept(_ projected: [ResultCell]) {
+            var row = projected
             if plan.query.distinct {
-                if !seen.insert(row).inserted { return }
+                // DISTINCT compares decoded values: keep them decoded.
+                let values = row.map(\.value)
+                if !seen.insert(values).inserted { return }
+                row = values.map(ResultCell.value)
             }
             let c = Candidate(row: row, keys: orderKeys.isEmpty ? [] : sortKeys(), ordinal: ordinal)
             ordinal += 1
