@@ -50,11 +50,13 @@ extension Collection {
 
     /// The names of this collection's indexes, ascending.
     public func indexes() throws -> [String] {
-        try currentStore().indexes.map(\.definition.name).sorted()
+        _ = try database.refreshCatalogIfStale()
+        return try currentStore().indexes.map(\.definition.name).sorted()
     }
 
     /// The index `name`, or nil.
     public func index(withName name: String) throws -> QueryIndex? {
+        _ = try database.refreshCatalogIfStale()
         guard let s = try currentStore().indexes.first(where: { $0.definition.name == name }) else { return nil }
         return QueryIndex(name: name, collection: self, definition: s.definition)
     }

@@ -242,6 +242,31 @@ public final class Database: @unchecked Sendable {
         }
     }
 
+    // MARK: - Catalogue changes of other processes
+
+    /// True if another process changed the catalogue (collections, indexes) after this process
+    /// last loaded it, as `txn`'s snapshot shows.
+    func catalogIsStale(txn: Transaction) throws -> Bool {
+        try Catalog.storedGeneration(txn: txn, meta: metaTable) > catalog.withLock { $0.generation }
+    }
+
+    /// Loads the catalogue another process wrote: an empty write transaction, whose start
+    /// reloads it and opens the new tables, and whose commit publishes it (nothing is written).
+    /// Never called while this thread holds a read snapshot (a write may have to wait for
+    /// readers to let the map grow).
+    func reloadCatalog() throws {
+        try write { _ in }
+    }
+
+    /// Reloads the catalogue if another process changed it; true if it did. Inside a batch the
+    /// transaction already holds the newest catalogue.
+    func refreshCatalogIfStale() throws -> Bool {
+        if let ctx = WriteContext.current, ctx.database === self { return false }
+        guard try read({ try catalogIsStale(txn: $0) }) else { return false }
+        try reloadCatalog()
+        return true
+    }
+
     func checkOpen() throws {
         if isClosed { throw DatabaseError(.notOpen, "database '\(name)' is closed") }
     }
@@ -276,12 +301,16 @@ public final class Database: @unchecked Sendable {
     public func collection(name: String, scope: String? = nil) throws -> Collection? {
         try checkOpen()
         let key = CollectionKey(unchecked: scope ?? CollectionKey.defaultName, name)
+        if catalog.withLock({ $0.collections[key] != nil }) { return Collection(database: self, key: key) }
+        // Another process may have created it since this one loaded the catalogue.
+        guard try refreshCatalogIfStale() else { return nil }
         return catalog.withLock { $0.collections[key] != nil } ? Collection(database: self, key: key) : nil
     }
 
     /// The collections of `scope` (default `_default`), sorted by name.
     public func collections(scope: String? = nil) throws -> [Collection] {
         try checkOpen()
+        _ = try refreshCatalogIfStale()
         let s = scope ?? CollectionKey.defaultName
         let keys = catalog.withLock { $0.collections.keys.filter { $0.scope == s } }
         return keys.sorted { $0.name < $1.name }.map { Collection(database: self, key: $0) }
@@ -302,6 +331,7 @@ public final class Database: @unchecked Sendable {
     /// The scopes that hold at least one collection (`_default` always), sorted by name.
     public func scopes() throws -> [Scope] {
         try checkOpen()
+        _ = try refreshCatalogIfStale()
         let names = catalog.withLock { Set($0.collections.keys.map(\.scope)) }
         return names.union([CollectionKey.defaultName]).sorted().map { Scope(database: self, name: $0) }
     }

@@ -156,7 +156,23 @@ public final class Query: @unchecked Sendable {
             txn = ctx.txn
             owned = nil
         } else {
-            do { txn = try database.env.beginRead() } catch { throw DatabaseError.storage(error, "read from '\(database.path)' failed") }
+            func begin() throws -> Transaction {
+                do { return try database.env.beginRead() } catch { throw DatabaseError.storage(error, "read from '\(database.path)' failed") }
+            }
+            var snapshot = try begin()
+            // Another process changed collections or indexes: load its catalogue first, so the
+            // plan uses (and never reads a dropped) index, then read a newer snapshot.
+            let stale: Bool
+            do { stale = try database.catalogIsStale(txn: snapshot) } catch {
+                database.env.endRead(snapshot)
+                throw DatabaseError.storage(error, "read from '\(database.path)' failed")
+            }
+            if stale {
+                database.env.endRead(snapshot)
+                try database.reloadCatalog()
+                snapshot = try begin()
+            }
+            txn = snapshot
             owned = txn
         }
         do {
@@ -176,6 +192,7 @@ public final class Query: @unchecked Sendable {
 
     /// The plan as data: per source the access path, index, key range and residual filter.
     public func explainPlan() throws -> ExplainPlan {
+        _ = try database.refreshCatalogIfStale()
         let (plan, _) = try makePlan()
         return ExplainPlan(plan)
     }

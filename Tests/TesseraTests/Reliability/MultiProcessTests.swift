@@ -162,6 +162,16 @@ struct MultiProcessTests {
         let (status, text, err) = child.finish()
         try #require(status == 0 && text.contains("ddl done"), "\(text) \(err)")
 
+        // Without writing, this process sees their collection and index at once.
+        #expect(try db.collection(name: "other")?.document(id: "o1")?.string(forKey: "from") == "child")
+        #expect(try db.collections().map(\.name).contains("other"))
+        #expect(try c.indexes() == ["byI"])
+        let seen = try db.createQuery("SELECT COUNT(*) AS n FROM shared WHERE i >= 0")
+        #expect(try seen.explain().contains("byI"))
+        #expect(try seen.execute().allResults().first?.int(forKey: "n") == 10)
+        let theirs = try db.createQuery("SELECT COUNT(*) AS n FROM other")
+        #expect(try theirs.execute().allResults().first?.int(forKey: "n") == 1)
+
         // Our writes after their index appeared must maintain it.
         for i in 10..<20 { try c.save(id: "after\(i)", properties: ["i": .int(Int64(i))]) }
         try c.delete(id: "before3")
