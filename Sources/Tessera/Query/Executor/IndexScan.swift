@@ -29,7 +29,12 @@ final class IndexScan: RowSource {
         equalityExprs = plan.keys.equalities
         equalities = plan.keys.equalities.map { $0.map { e in if case .literal = e { return nil } else { return ExpressionCompiler.compile(e) } } }
         recheck = plan.satisfied.map { ExpressionCompiler.compile($0) }
-        dedupe = !plan.arraySources.isEmpty
+        // An array index has one entry per (element values, document): a lookup that fixes
+        // every column meets each document at most once per key range (several ranges are
+        // deduplicated below); a prefix or range lookup can meet it once per element.
+        let columns = max(1, plan.index.expressions.count)
+        let pointLookup = plan.keys.rangeConstraint == nil && plan.keys.equalities.count == columns
+        dedupe = !plan.arraySources.isEmpty && !pointLookup
         coveredPaths = plan.covering ? plan.index.expressions.map { e in
             if case .sourcePath(_, let p) = e { return p } else { return [] }
         } : nil
