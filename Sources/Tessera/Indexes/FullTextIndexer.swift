@@ -823,11 +823,12 @@ struct LMDBPostingsReader: PostingsReader {
     let stats: Table
 
     /// Decodes a term's blocks (first document, value) into one list. Arrays are sized from
-    /// the byte count (an entry takes at least 4 bytes) and filled in place; positions are
+    /// the byte count (an entry takes at least 7 bytes: four varints and at least one
+    /// position's column, count and offset) and filled in place; positions are
     /// referenced in the map, not copied.
     static func decode(_ blocks: [(UInt32, UnsafeRawBufferPointer)], positions: Bool) throws -> PostingList {
         var capacity = 0
-        for (_, v) in blocks { capacity += v.count / 4 + 1 }
+        for (_, v) in blocks { capacity += v.count / 7 + 1 }
         var count = 0
         var frequencies: [UInt32] = []
         var lengths: [UInt32] = []
