@@ -809,6 +809,93 @@ struct FullTextAdversarialTests {
         #expect(got == ["w1-a", "w1-b", "w2-b", "w4-a", "w4-b"])
     }
 
+    // MARK: - 10. Tiny corpora that empty and refill
+
+    /// A handful of document IDs and three words: batches save, re-save, delete and purge the
+    /// same documents so the postings table is often empty at a flush (the append path) while
+    /// the queue holds streams, records and removals of one document; reads inside the batch
+    /// force flushes between them.
+    @Test(arguments: [101, 102, 103] as [UInt64])
+    func emptyingAndRefilling(seed: UInt64) throws {
+        var r = RNG(seed)
+        let db = try Database.temporary()
+        defer { try? db.close() }
+        let coll = try db.createCollection(name: "docs")
+        try coll.createIndex(withName: "ft", config: FullTextIndexConfiguration(["body"], language: ""))
+        let vocab = ["a", "b", "ab"]
+        let cols = ["body"]
+        var docs: [String: Doc] = [:]
+        func verify(_ context: String) throws {
+            for w in vocab + ["a*", "b*"] { try Self.check(db, "ft", .unit(Unit([w])), docs, columnNames: cols, context) }
+            try Self.check(db, "ft", .unit(Unit(["a", "b"])), docs, columnNames: cols, context)
+            try Self.check(db, "ft", .unit(Unit(["a", "a"])), docs, columnNames: cols, context)
+        }
+        for round in 0..<60 {
+            try db.inBatch {
+                for step in 0..<(1 + r.int(8)) {
+                    let id = "e\(r.int(4))"
+                    switch r.int(10) {
+                    case 0..<5:
+                        let text = (0..<r.int(5)).map { _ in r.pick(vocab) }.joined(separator: " ")
+                        try coll.save(id: id, properties: ["body": .string(text)])
+                        docs[id] = Self.doc([text], columnNames: cols, stemmer: nil)
+                    case 5, 6:
+                        if docs[id] != nil { try coll.delete(id: id); docs[id] = nil }
+                    case 7:
+                        try? coll.purge(id: id)
+                        docs[id] = nil
+                    default:
+                        try verify("seed \(seed) round \(round) step \(step) inside")
+                    }
+                }
+            }
+            try verify("seed \(seed) round \(round)")
+            if round % 10 == 9 { try Self.checkIntegrity(db, "seed \(seed) round \(round)") }
+        }
+    }
+
+    // MARK: - 11. ignoreAccents
+
+    /// An `ignoreAccents` index: accented and plain spellings are one term, in documents and
+    /// queries, for terms, prefixes (`ré*` finds `resume`) and phrases.
+    @Test func ignoreAccentsFoldsBothSides() throws {
+        var r = RNG(111)
+        let db = try Database.temporary()
+        defer { try? db.close() }
+        let coll = try db.createCollection(name: "docs")
+        try coll.createIndex(withName: "ft", config: FullTextIndexConfiguration(["body"], ignoreAccents: true, language: ""))
+        try coll.createIndex(withName: "ftExact", config: FullTextIndexConfiguration(["body"], ignoreAccents: false, language: ""))
+        let vocab = ["café", "cafe", "CAFÉ", "résumé", "resume", "naïve", "naive", "über", "uber", "re"]
+        func strip(_ s: String) -> String {
+            String(s.map { c -> Character in
+                switch c {
+                case "é", "É": return "e"
+                case "ï": return "i"
+                case "ü": return "u"
+                default: return c
+                }
+            })
+        }
+        var folded: [String: Doc] = [:]
+        var exact: [String: Doc] = [:]
+        for i in 0..<600 {
+            let text = (0..<(1 + r.int(6))).map { _ in r.pick(vocab) }.joined(separator: " ")
+            try coll.save(id: "i\(i)", properties: ["body": .string(text)])
+            folded["i\(i)"] = Self.doc([strip(text.lowercased())], columnNames: ["body"], stemmer: nil)
+            exact["i\(i)"] = Self.doc([text], columnNames: ["body"], stemmer: nil)
+        }
+        let queries: [[String]] = [["café"], ["cafe"], ["CAFE"], ["résumé"], ["resume"], ["ré*"], ["re*"], ["caf*"], ["naï*"],
+                                   ["café", "résumé"], ["cafe", "resume"], ["über", "naive"], ["ü*"], ["u*"]]
+        for q in queries {
+            let f = Unit(q.map { strip($0.lowercased()) })
+            let want = Self.expected(.unit(f), folded, columnNames: ["body"])
+            let got = try Self.run(db, "ft", Unit(q).text)
+            #expect(got == want, "ignoreAccents '\(Unit(q).text)': \(want.count) expected, \(got.count) found")
+            try Self.check(db, "ftExact", .unit(Unit(q)), exact, columnNames: ["body"], "accents significant")
+        }
+        try Self.checkIntegrity(db, "ignoreAccents")
+    }
+
     // MARK: - Bugs found
 
     /// LIMIT near Int64.max with an OFFSET: `ResultSet` computes `rowsWanted` as
