@@ -896,6 +896,57 @@ struct FullTextAdversarialTests {
         try Self.checkIntegrity(db, "ignoreAccents")
     }
 
+    // MARK: - 12. Changes before a term's first block
+
+    /// A term held only by high-numbered documents (several blocks) is added to low-numbered
+    /// documents one by one in descending order, singly and in batches, so every change lands
+    /// before the term's first block; then removed from the first documents of each block and
+    /// from every other document. Matches, a two-word phrase and the integrity check follow the
+    /// model throughout.
+    @Test func changesBeforeTheFirstBlock() throws {
+        let db = try Database.temporary()
+        defer { try? db.close() }
+        let coll = try db.createCollection(name: "docs")
+        try coll.createIndex(withName: "ft", config: FullTextIndexConfiguration(["body"], language: ""))
+        let cols = ["body"]
+        var docs: [String: Doc] = [:]
+        func save(_ i: Int, _ text: String) throws {
+            try coll.save(id: "f\(i)", properties: ["body": .string(text)])
+            docs["f\(i)"] = Self.doc([text], columnNames: cols, stemmer: nil)
+        }
+        try db.inBatch {
+            for i in 0..<2_000 { try save(i, i >= 1_500 ? "rare common \(i % 7)" : "common \(i % 7)") }
+        }
+        func verify(_ context: String) throws {
+            for q in [["rare"], ["rare", "common"], ["common", "rare"], ["ra*"], ["common"]] {
+                try Self.check(db, "ft", .unit(Unit(q)), docs, columnNames: cols, context)
+            }
+        }
+        try verify("initial")
+        var i = 1_499
+        while i >= 0 {
+            if i % 3 == 0 {
+                let low = max(0, i - 40)
+                try db.inBatch { for k in stride(from: i, through: low, by: -1) { try save(k, "common rare \(k % 5)") } }
+                i = low - 1
+            } else {
+                try save(i, "common rare \(i % 5)")
+                i -= 1
+            }
+            if i % 250 < 41 { try verify("added down to \(i)") }
+        }
+        try verify("all added")
+        try Self.checkIntegrity(db, "all added")
+        // Remove it again: every 37th document, then all in one batch but the last.
+        for k in stride(from: 0, to: 2_000, by: 37) { try save(k, "common") }
+        try verify("holes")
+        try Self.checkIntegrity(db, "holes")
+        try db.inBatch { for k in 0..<1_999 { try save(k, "common") } }
+        try verify("one left")
+        #expect(try Self.run(db, "ft", "rare") == ["f1999"])
+        try Self.checkIntegrity(db, "one left")
+    }
+
     // MARK: - Bugs found
 
     /// LIMIT near Int64.max with an OFFSET: `ResultSet` computes `rowsWanted` as
