@@ -26,7 +26,7 @@ public final class ResultSet: Sequence, IteratorProtocol {
         ownsTransaction = owned
         do {
             executor = try Executor(plan: plan, txn: txn, parameters: parameters) { sp, _ in
-                try RowSourceFactory.make(sp, parameters: parameters, rowsWanted: plan.limit.map { $0 + plan.offset })
+                try RowSourceFactory.make(sp, parameters: parameters, rowsWanted: plan.limit.map { Planner.rowsWanted(limit: $0, offset: plan.offset) })
             }
         } catch {
             finish()

@@ -74,11 +74,17 @@ struct Planner {
         let offset = try evaluateLimit(q.offset, what: "OFFSET") ?? 0
         var sort = SortStrategy.none
         if !q.orderBy.isEmpty && !plan.orderSatisfied {
-            if let limit { sort = .topK(limit + offset) } else { sort = .full }
+            if let limit { sort = .topK(Planner.rowsWanted(limit: limit, offset: offset)) } else { sort = .full }
         }
         plan.limit = limit
         plan.offset = offset
         plan.sort = sort
+    }
+
+    /// The rows a LIMIT + OFFSET query reads at most (saturating: LIMIT may be Int.max).
+    static func rowsWanted(limit: Int, offset: Int) -> Int {
+        let (sum, overflow) = limit.addingReportingOverflow(offset)
+        return overflow ? Int.max : sum
     }
 
     /// LIMIT/OFFSET: integer literal or parameter; negative → 0.
@@ -94,7 +100,8 @@ struct Planner {
         switch v {
         case .int(let i): return i < 0 ? 0 : Int(clamping: i)
         case .double(let d) where d.rounded(.towardZero) == d && d.isFinite:
-            return d < 0 ? 0 : Int(clamping: Int64(d))
+            // Doubles at or past 2⁶³ do not fit Int64: no practical limit.
+            return d < 0 ? 0 : (d >= 9_223_372_036_854_775_807.0 ? Int.max : Int(d))
         case .missing:
             return nil
         default:
