@@ -127,6 +127,22 @@ struct Catalog: Sendable {
         }
     }
 
+    /// Drops and rebuilds every full-text index from its collection's documents (after a
+    /// change of the postings layout).
+    mutating func rebuildFullTextIndexes(txn: Transaction) throws {
+        for (key, store) in collections where store.indexes.contains(where: { $0.definition.type == .fullText }) {
+            var indexes: [IndexStore] = []
+            for index in store.indexes {
+                guard index.definition.type == .fullText else { indexes.append(index); continue }
+                try index.drop(txn: txn)
+                let fresh = try IndexStore.open(index.definition, collection: key, txn: txn)
+                try fresh.backfill(txn: txn, docs: store.docs)
+                indexes.append(fresh)
+            }
+            collections[key] = store.with(indexes: indexes)
+        }
+    }
+
     static func openCollection(_ key: CollectionKey, txn: Transaction, definitions: [IndexDefinition]) throws -> CollectionStore {
         let docs = try txn.createTable(docTableName(key))
         let seq = try txn.createTable(seqTableName(key))

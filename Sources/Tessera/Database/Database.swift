@@ -43,7 +43,7 @@ public final class Database: @unchecked Sendable {
     // (a Mutex); `closed` is an Atomic.
 
     /// The current on-disk format version. Databases with a larger version are refused.
-    public static let formatVersion: UInt32 = 1
+    public static let formatVersion: UInt32 = 2
     static let magic: [UInt8] = Array("TSRA".utf8)
 
     /// The database name (last path component, without extension).
@@ -159,6 +159,7 @@ public final class Database: @unchecked Sendable {
             let (meta, catalog) = try env.write { txn -> (Table, Catalog) in
                 let hadTables = try !txn.tableNames().isEmpty
                 let meta = try txn.openTable("meta", create: true)!
+                var storedVersion = Database.formatVersion
                 if let fmt = try txn.get(meta, key: "format") {
                     guard fmt.count == 8, Array(fmt[0..<4]) == Database.magic else {
                         throw DatabaseError(.notADatabase, "'\(path)' is an LMDB file but not a Tessera database")
@@ -168,6 +169,7 @@ public final class Database: @unchecked Sendable {
                         throw DatabaseError(.unsupportedVersion,
                             "'\(path)' was written by a newer Tessera (format \(version)); this version reads format \(Database.formatVersion) or older")
                     }
+                    storedVersion = version
                 } else {
                     if hadTables {
                         throw DatabaseError(.notADatabase, "'\(path)' is an LMDB file but not a Tessera database")
@@ -177,6 +179,12 @@ public final class Database: @unchecked Sendable {
                 var catalog = try Catalog.load(txn: txn, meta: meta)
                 try catalog.ensureDefaultCollection(txn: txn, meta: meta)
                 try catalog.openTables(txn: txn)
+                if storedVersion < Database.formatVersion {
+                    // Format 1 stored full-text postings per (term, document ID): rebuild those
+                    // indexes from the documents in the new layout (documents are untouched).
+                    try catalog.rebuildFullTextIndexes(txn: txn)
+                    try txn.put(meta, key: Array("format".utf8), value: Database.magic + withUnsafeBytes(of: Database.formatVersion.littleEndian) { Array($0) })
+                }
                 return (meta, catalog)
             }
             return (env, meta, catalog)

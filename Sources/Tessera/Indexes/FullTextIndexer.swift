@@ -152,7 +152,7 @@ final class FullTextIndexer: @unchecked Sendable {
         do {
             return try FullTextPostingsCodec.decodeIndexState(raw)
         } catch {
-            throw DatabaseError(.corrupt, "full-text index statistics are unreadable (an index written by an older Tessera must be deleted and created again): \(error)")
+            throw DatabaseError(.corrupt, "full-text index statistics are unreadable (run an integrity check; deleting and creating the index again rebuilds it): \(error)")
         }
     }
 

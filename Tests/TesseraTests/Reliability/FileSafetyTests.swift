@@ -141,6 +141,48 @@ struct FileSafetyTests {
         #expect(try reopened.performMaintenance(.integrityCheck).isOK)
     }
 
+    /// A format-1 database stored full-text postings one per (term, document ID): opening it
+    /// rebuilds its full-text indexes from the documents (which stay untouched) and records the
+    /// current format; value indexes are kept as they are.
+    @Test func aFormat1DatabaseGetsItsFullTextIndexesRebuilt() throws {
+        let dir = ScratchDirectory("format1")
+        defer { dir.remove() }
+        let db = try Database(path: dir.path)
+        let c = try db.createCollection(name: "docs")
+        for i in 0..<300 { try c.save(id: "d\(i)", properties: ["body": .string("amber birch \(i % 7 == 0 ? "cedar" : "dune")"), "n": .int(Int64(i))]) }
+        try c.createIndex(withName: "ft", config: FullTextIndexConfiguration(["body"], language: ""))
+        try c.createIndex(withName: "byN", config: ValueIndexConfiguration(["n"]))
+        try db.close()
+
+        // Make it look like format 1: the old layout's keys (term ‖ 0x00 ‖ document ID) and
+        // corpus record (two varints), no document numbers.
+        let env = try Environment(path: dir.path)
+        let postings = try #require(try env.openTable("idx:_default.docs:ft", create: false))
+        let stats = try #require(try env.openTable("idx:_default.docs:ft:stats", create: false))
+        try env.write { txn in
+            try txn.drop(postings)
+            try txn.drop(stats)
+            for i in 0..<300 { _ = try txn.put(postings, key: Array("amber\u{0}d\(i)".utf8), value: [0, 1, 0]) }
+            _ = try txn.put(stats, key: [0xFF], value: [0xAC, 0x02, 0x84, 0x07])
+        }
+        env.close()
+        try setFormatVersion(1, at: dir.path)
+
+        let reopened = try Database(path: dir.path)
+        defer { try? reopened.close() }
+        let q = try reopened.createQuery("SELECT meta().id AS id FROM docs WHERE match(ft, 'cedar') ORDER BY rank(ft) DESC")
+        #expect(try q.execute().allResults().count == 43)
+        #expect(try reopened.createQuery("SELECT COUNT(*) AS k FROM docs WHERE n < 10").execute().allResults().first?.int(forKey: "k") == 10)
+        #expect(try reopened.performMaintenance(.integrityCheck).isOK)
+        try reopened.close()
+        // The current format is recorded: a second open does not rebuild again.
+        let check = try Environment(path: dir.path)
+        defer { check.close() }
+        let meta = try #require(try check.openTable("meta", create: false))
+        let version = try check.read { txn in try #require(try txn.get(meta, key: "format")).loadUnaligned(fromByteOffset: 4, as: UInt32.self) }
+        #expect(UInt32(littleEndian: version) == Database.formatVersion)
+    }
+
     /// Deleting a database (or closing a temporary one) removes links inside its directory,
     /// never what they point to.
     @Test func deletingADatabaseDoesNotFollowSymbolicLinks() throws {
