@@ -829,6 +829,8 @@ struct LMDBPostingsReader: PostingsReader {
     static func decode(_ blocks: [(UInt32, UnsafeRawBufferPointer)], positions: Bool) throws -> PostingList {
         var capacity = 0
         for (_, v) in blocks { capacity += v.count / 7 + 1 }
+        // (Never ask for zero capacity: the empty array is a shared singleton.)
+        if blocks.isEmpty { return PostingList(hasPositions: positions) }
         var count = 0
         var frequencies: [UInt32] = []
         var lengths: [UInt32] = []
@@ -839,8 +841,7 @@ struct LMDBPostingsReader: PostingsReader {
                 freqsCount = 0
                 lengths = try [UInt32](unsafeUninitializedCapacity: capacity) { lens, lensCount in
                     lensCount = 0
-                    refs = try [UnsafeRawBufferPointer](unsafeUninitializedCapacity: positions ? capacity : 0) { ps, psCount in
-                        psCount = 0
+                    func fill(_ ps: UnsafeMutableBufferPointer<UnsafeRawBufferPointer>?) throws {
                         for (first, value) in blocks {
                             var it = PostingBlockIterator(value: value, firstDocument: first)
                             while let e = try it.next() {
@@ -849,11 +850,19 @@ struct LMDBPostingsReader: PostingsReader {
                                 docs[count] = e.document
                                 freqs[count] = e.frequency
                                 lens[count] = e.length
-                                if positions { ps[count] = e.positions }
+                                ps?[count] = e.positions
                                 count += 1
                             }
                         }
-                        psCount = positions ? count : 0
+                    }
+                    if positions {
+                        refs = try [UnsafeRawBufferPointer](unsafeUninitializedCapacity: capacity) { ps, psCount in
+                            psCount = 0
+                            try fill(ps)
+                            psCount = count
+                        }
+                    } else {
+                        try fill(nil)
                     }
                     lensCount = count
                 }
