@@ -174,23 +174,7 @@ public struct FullTextTokenizer: Sendable {
         for columns: [Value],
         _ body: (_ term: UnsafeBufferPointer<UInt8>, _ value: UnsafeBufferPointer<UInt8>) throws -> Void
     ) rethrows -> Int {
-        try pool.withWorkspace { ws in
-            ws.beginTokenizing()
-            for (c, v) in columns.enumerated() {
-                ws.column = Int32(c)
-                ws.position = 0
-                ws.scanValue(v)
-            }
-            ws.groupTokens()
-            var start = 0
-            for k in 0..<ws.groupOrder.count {
-                let end = Int(ws.valueEnds.base[k])
-                let value = UnsafeBufferPointer(start: ws.valueBytes.base + start, count: end - start)
-                try body(ws.termUTF8(ws.groupOrder.base[k]), value)
-                start = end
-            }
-            return ws.tokens.count
-        }
+        try forEachInternedEntry(for: columns) { _, _, _, term, value in try body(term, value) }
     }
 
     /// Like `forEachIndexEntry(for:_:)`, for bulk indexing: also hands out the term's ID in
