@@ -10,16 +10,18 @@
 //                         stripping → stop words → stemming, with positions. Sendable; it
 //                         leases one private workspace (stemmer + caches) per call from a
 //                         lock-protected pool, so any number of threads may use it at once.
-//   FullTextPostingsCodec the LMDB layout: postings `term ‖ 0x00 ‖ docKey` → positions per
-//                         column (varint, delta); doc stats `docKey` → token count.
+//   FullTextPostingsCodec the LMDB layout: per-term blocks `term ‖ 0x00 ‖ BE32(first document
+//                         number)` → entries (number delta, frequency, length, positions); the
+//                         stats table numbers documents and keeps the BM25 corpus totals.
 //
 // Query side
 //   FullTextQuery         the §10.3 syntax tree: `parse(_:)` and `safePattern(fromUserText:)`.
 //   CompiledFullTextQuery a parsed query bound to one index (its tokenizer and column names);
 //                         `evaluate(in:)` runs it over any `PostingsReader` and scores the
 //                         matches with BM25.
-//   PostingsReader        what evaluation needs from storage; `InMemoryPostingsReader` is a
-//                         reference implementation over the same byte layout as LMDB.
+//   PostingsReader        what evaluation needs from storage (each term's postings in
+//                         document-number order); `InMemoryPostingsReader` is the in-memory
+//                         reference implementation, `LMDBPostingsReader` the engine's.
 
 /// Constants and shared definitions of Tessera's full-text search.
 ///
@@ -42,6 +44,6 @@ public enum FullTextSearch {
     public static let defaultNearDistance = 10
     /// The longest term, in UTF-8 bytes, that is indexed or searched. Longer tokens are cut at
     /// a Unicode scalar boundary, identically when indexing and when querying, so that a
-    /// postings key (`term ‖ 0x00 ‖ docKey`) stays well under LMDB's 511-byte key limit.
+    /// block key (`term ‖ 0x00 ‖ BE32(number)`) stays well under LMDB's 511-byte key limit.
     public static let maxTermLength = 200
 }

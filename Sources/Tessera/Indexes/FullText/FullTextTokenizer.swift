@@ -151,16 +151,17 @@ public struct FullTextTokenizer: Sendable {
     }
 
     /// Tokenizes a document's columns and calls `body` once per distinct term with the term's
-    /// UTF-8 bytes and its encoded postings value (`FullTextPostingsCodec` format: for each
-    /// column holding the term, column number, count and delta-encoded positions).
+    /// UTF-8 bytes and its encoded positions (`FullTextPostingsCodec` format: for each column
+    /// holding the term, column number, count and delta-encoded positions).
     ///
-    /// The buffers are valid only during the call to `body`. Store them as
-    /// `FullTextPostingsCodec.postingsKey(term:docKey:)` → value, and the returned token count
-    /// under the document's stats key.
+    /// The buffers are valid only during the call to `body`. The engine stores them in a
+    /// posting entry with the term's frequency and the returned token count (the document's
+    /// BM25 length); see `FullTextPostingsCodec.appendEntryBody`.
     ///
     /// ```swift
-    /// let tokenCount = try tokenizer.forEachIndexEntry(for: [title, body]) { term, value in
-    ///     try table.put(FullTextPostingsCodec.postingsKey(term: term, docKey: key), value)
+    /// var entries: [String: [UInt8]] = [:]
+    /// let tokenCount = tokenizer.forEachIndexEntry(for: [title, body]) { term, positions in
+    ///     entries[String(decoding: term, as: UTF8.self)] = Array(positions)
     /// }
     /// ```
     ///
