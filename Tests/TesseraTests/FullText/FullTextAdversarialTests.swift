@@ -16,13 +16,7 @@ import Darwin
 /// the model uses.
 @Suite("Full-text: adversarial")
 struct FullTextAdversarialTests {
-    struct RNG {
-        var base: SplitMix64
-        init(_ seed: UInt64) { base = SplitMix64(seed: seed) }
-        mutating func int(_ n: Int) -> Int { Int(base.next() % UInt64(n)) }
-        mutating func pick<T>(_ a: [T]) -> T { a[int(a.count)] }
-        mutating func chance(_ percent: Int) -> Bool { int(100) < percent }
-    }
+    typealias RNG = SeededRandom
 
     // MARK: - Model
 
@@ -200,10 +194,9 @@ struct FullTextAdversarialTests {
 
     @Test(arguments: [21, 22] as [UInt64])
     func prefixesOverManyBlocks(seed: UInt64) throws {
-        var r = RNG(seed)
-        let db = try Database.temporary()
+        var r = RNG(seed: seed)
+        let (db, coll) = try temporaryDocsDatabase()
         defer { try? db.close() }
-        let coll = try db.createCollection(name: "docs")
         try coll.createIndex(withName: "ft", config: FullTextIndexConfiguration(["body"], language: ""))
         var docs: [String: Doc] = [:]
         let cols = ["body"]
@@ -270,10 +263,9 @@ struct FullTextAdversarialTests {
     /// (title's last word followed by body's first word is not a phrase).
     @Test(arguments: [31, 32] as [UInt64])
     func columnsDoNotMix(seed: UInt64) throws {
-        var r = RNG(seed)
-        let db = try Database.temporary()
+        var r = RNG(seed: seed)
+        let (db, coll) = try temporaryDocsDatabase()
         defer { try? db.close() }
-        let coll = try db.createCollection(name: "docs")
         let cols = ["title", "body", "tags"]
         let vocab = ["oak", "pine", "fir", "elm", "ash", "yew", "oaken", "pin"]
         try coll.createIndex(withName: "ft", config: FullTextIndexConfiguration(cols, language: ""))
@@ -338,10 +330,9 @@ struct FullTextAdversarialTests {
     /// phrases.
     @Test(arguments: [41, 42] as [UInt64])
     func nearAndLongPhrases(seed: UInt64) throws {
-        var r = RNG(seed)
-        let db = try Database.temporary()
+        var r = RNG(seed: seed)
+        let (db, coll) = try temporaryDocsDatabase()
         defer { try? db.close() }
-        let coll = try db.createCollection(name: "docs")
         let stemmer = try #require(Stemmer(language: "en"))
         let content = ["run", "runs", "running", "runner", "river", "rivers", "stone", "stones", "happy", "happiness", "kind", "magic", "light"]
         let stops = ["the", "of", "a", "and", "to", "in"]
@@ -402,10 +393,9 @@ struct FullTextAdversarialTests {
     /// matches equal the model of the documents inside, and the integrity check is clean.
     @Test(arguments: [51, 52] as [UInt64])
     func partialIndexMembership(seed: UInt64) throws {
-        var r = RNG(seed)
-        let db = try Database.temporary()
+        var r = RNG(seed: seed)
+        let (db, coll) = try temporaryDocsDatabase()
         defer { try? db.close() }
-        let coll = try db.createCollection(name: "docs")
         let vocab = ["sun", "moon", "star", "comet", "nova", "sunny"]
         let cols = ["body"]
         var all: [String: (kind: String, doc: Doc)] = [:]
@@ -471,9 +461,8 @@ struct FullTextAdversarialTests {
     /// their last byte, documents with no tokens, empty strings, numbers, booleans, arrays and
     /// objects as text.
     @Test func extremeDocuments() throws {
-        let db = try Database.temporary()
+        let (db, coll) = try temporaryDocsDatabase()
         defer { try? db.close() }
-        let coll = try db.createCollection(name: "docs")
         try coll.createIndex(withName: "ft", config: FullTextIndexConfiguration(["body"], language: ""))
         var docs: [String: Doc] = [:]
         let cols = ["body"]
@@ -551,10 +540,9 @@ struct FullTextAdversarialTests {
     /// the matches, OFFSET at and beyond the match count, a residual filter that rejects most
     /// rows, LIMIT/OFFSET as parameters, OR and phrase queries.
     @Test func rankedLimitsAgreeWithAFullSort() throws {
-        var r = RNG(61)
-        let db = try Database.temporary()
+        var r = RNG(seed: 61)
+        let (db, coll) = try temporaryDocsDatabase()
         defer { try? db.close() }
-        let coll = try db.createCollection(name: "docs")
         let vocab = ["amber", "birch", "cedar", "dune", "ember", "fjord"]
         try coll.createIndex(withName: "ft", config: FullTextIndexConfiguration(["body"], language: ""))
         try db.inBatch {
@@ -602,10 +590,9 @@ struct FullTextAdversarialTests {
     /// a batch that throws leaves the index as before it.
     @Test(arguments: [71, 72] as [UInt64])
     func readsInsideBatches(seed: UInt64) throws {
-        var r = RNG(seed)
-        let db = try Database.temporary()
+        var r = RNG(seed: seed)
+        let (db, coll) = try temporaryDocsDatabase()
         defer { try? db.close() }
-        let coll = try db.createCollection(name: "docs")
         let vocab = ["grape", "grapes", "pear", "plum", "peach", "fig", "lime"]
         try coll.createIndex(withName: "ft", config: FullTextIndexConfiguration(["body"], language: ""))
         let cols = ["body"]
@@ -690,10 +677,9 @@ struct FullTextAdversarialTests {
     /// deletes and inside a batch.
     @Test(arguments: [81, 82] as [UInt64])
     func ranksFollowBM25(seed: UInt64) throws {
-        var r = RNG(seed)
-        let db = try Database.temporary()
+        var r = RNG(seed: seed)
+        let (db, coll) = try temporaryDocsDatabase()
         defer { try? db.close() }
-        let coll = try db.createCollection(name: "docs")
         let cols = ["title", "body"]
         let vocab = ["oak", "pine", "fir", "elm", "ash", "yew", "oaken"]
         try coll.createIndex(withName: "ft", config: FullTextIndexConfiguration(cols, language: ""))
@@ -772,9 +758,8 @@ struct FullTextAdversarialTests {
     /// A query object executed again after writes sees them (nothing cached across
     /// executions), and an open result set keeps its snapshot.
     @Test func reexecutedQueriesSeeNewWrites() throws {
-        let db = try Database.temporary()
+        let (db, coll) = try temporaryDocsDatabase()
         defer { try? db.close() }
-        let coll = try db.createCollection(name: "docs")
         try coll.createIndex(withName: "ft", config: FullTextIndexConfiguration(["body"], language: ""))
         try coll.save(id: "a", properties: ["body": "amber"])
         let q = try db.createQuery("SELECT meta().id AS id FROM docs WHERE match(ft, $q) ORDER BY rank(ft) DESC LIMIT 10")
@@ -793,9 +778,8 @@ struct FullTextAdversarialTests {
     /// MATCH on the inner side of a join, with the search text taken from the outer row: the
     /// scan re-evaluates per outer row.
     @Test func matchTextFromTheOuterRowOfAJoin() throws {
-        let db = try Database.temporary()
+        let (db, coll) = try temporaryDocsDatabase()
         defer { try? db.close() }
-        let coll = try db.createCollection(name: "docs")
         let words = try db.createCollection(name: "words")
         try coll.createIndex(withName: "ft", config: FullTextIndexConfiguration(["body"], language: ""))
         try coll.save(id: "a", properties: ["body": "amber birch"])
@@ -817,10 +801,9 @@ struct FullTextAdversarialTests {
     /// force flushes between them.
     @Test(arguments: [101, 102, 103] as [UInt64])
     func emptyingAndRefilling(seed: UInt64) throws {
-        var r = RNG(seed)
-        let db = try Database.temporary()
+        var r = RNG(seed: seed)
+        let (db, coll) = try temporaryDocsDatabase()
         defer { try? db.close() }
-        let coll = try db.createCollection(name: "docs")
         try coll.createIndex(withName: "ft", config: FullTextIndexConfiguration(["body"], language: ""))
         let vocab = ["a", "b", "ab"]
         let cols = ["body"]
@@ -859,10 +842,9 @@ struct FullTextAdversarialTests {
     /// An `ignoreAccents` index: accented and plain spellings are one term, in documents and
     /// queries, for terms, prefixes (`ré*` finds `resume`) and phrases.
     @Test func ignoreAccentsFoldsBothSides() throws {
-        var r = RNG(111)
-        let db = try Database.temporary()
+        var r = RNG(seed: 111)
+        let (db, coll) = try temporaryDocsDatabase()
         defer { try? db.close() }
-        let coll = try db.createCollection(name: "docs")
         try coll.createIndex(withName: "ft", config: FullTextIndexConfiguration(["body"], ignoreAccents: true, language: ""))
         try coll.createIndex(withName: "ftExact", config: FullTextIndexConfiguration(["body"], ignoreAccents: false, language: ""))
         let vocab = ["café", "cafe", "CAFÉ", "résumé", "resume", "naïve", "naive", "über", "uber", "re"]
@@ -904,9 +886,8 @@ struct FullTextAdversarialTests {
     /// from every other document. Matches, a two-word phrase and the integrity check follow the
     /// model throughout.
     @Test func changesBeforeTheFirstBlock() throws {
-        let db = try Database.temporary()
+        let (db, coll) = try temporaryDocsDatabase()
         defer { try? db.close() }
-        let coll = try db.createCollection(name: "docs")
         try coll.createIndex(withName: "ft", config: FullTextIndexConfiguration(["body"], language: ""))
         let cols = ["body"]
         var docs: [String: Doc] = [:]
@@ -951,9 +932,8 @@ struct FullTextAdversarialTests {
 
     /// LIMIT near Int64.max with an OFFSET, in the full-text top-K and the ordinary top-K.
     @Test func hugeLimitWithOffset() throws {
-        let db = try Database.temporary()
+        let (db, coll) = try temporaryDocsDatabase()
         defer { try? db.close() }
-        let coll = try db.createCollection(name: "docs")
         try coll.createIndex(withName: "ft", config: FullTextIndexConfiguration(["body"], language: ""))
         try coll.save(id: "a", properties: ["body": "amber"])
         try coll.save(id: "b", properties: ["body": "amber birch"])
@@ -969,9 +949,8 @@ struct FullTextAdversarialTests {
     /// A double LIMIT parameter beyond Int64's range means no practical limit; a literal one is
     /// rejected by the analyzer.
     @Test func hugeDoubleLimit() throws {
-        let db = try Database.temporary()
+        let (db, coll) = try temporaryDocsDatabase()
         defer { try? db.close() }
-        let coll = try db.createCollection(name: "docs")
         try coll.createIndex(withName: "ft", config: FullTextIndexConfiguration(["body"], language: ""))
         try coll.save(id: "a", properties: ["body": "amber"])
         try coll.save(id: "b", properties: ["body": "birch"])

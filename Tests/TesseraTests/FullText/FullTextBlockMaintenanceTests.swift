@@ -11,10 +11,7 @@ import Testing
 struct FullTextBlockMaintenanceTests {
     static let words = ["amber", "birch", "cedar", "dune", "ember", "fjord", "grove", "heath", "inlet", "juniper", "kelp", "larch"]
 
-    struct RNG {
-        var base: SplitMix64
-        mutating func int(_ n: Int) -> Int { Int(base.next() % UInt64(n)) }
-    }
+    typealias RNG = SeededRandom
 
     static func text(_ r: inout RNG) -> String {
         // Skewed: early words are frequent, so their lists span many blocks.
@@ -70,10 +67,9 @@ struct FullTextBlockMaintenanceTests {
 
     @Test(arguments: [11, 12, 13] as [UInt64])
     func blocksStayExact(seed: UInt64) throws {
-        var r = RNG(base: SplitMix64(seed: seed))
-        let db = try Database.temporary()
+        var r = RNG(seed: seed)
+        let (db, coll) = try temporaryDocsDatabase()
         defer { try? db.close() }
-        let coll = try db.createCollection(name: "docs")
         try coll.createIndex(withName: "ftLive", config: FullTextIndexConfiguration(["body"], language: ""))
         var model: [String: String] = [:]
 
@@ -132,9 +128,8 @@ struct FullTextBlockMaintenanceTests {
     }
 
     @Test func queriesInsideABatchSeeTheBatchsSaves() throws {
-        let db = try Database.temporary()
+        let (db, coll) = try temporaryDocsDatabase()
         defer { try? db.close() }
-        let coll = try db.createCollection(name: "docs")
         try coll.createIndex(withName: "ft", config: FullTextIndexConfiguration(["body"], language: ""))
         try coll.save(id: "a", properties: ["body": "amber birch"])
         try db.inBatch {
@@ -153,9 +148,8 @@ struct FullTextBlockMaintenanceTests {
     }
 
     @Test func droppingOrRedefiningAnIndexInsideABatchDiscardsItsQueue() throws {
-        let db = try Database.temporary()
+        let (db, coll) = try temporaryDocsDatabase()
         defer { try? db.close() }
-        let coll = try db.createCollection(name: "docs")
         try coll.createIndex(withName: "ft", config: FullTextIndexConfiguration(["body"], language: ""))
         try db.inBatch {
             try coll.save(id: "a", properties: ["body": "amber", "title": "birch"])

@@ -41,13 +41,7 @@ struct FullTextDatabasePropertyTests {
     /// mark after a space (not attached to a letter, so a separator).
     static let separators: [String] = [" ", " ", " ", ", ", "-", "'", "_", ". ", "!", "\n", " / ", "\t", " \u{301} ", "+", "…"]
 
-    struct RNG {
-        var base: SplitMix64
-        init(seed: UInt64) { base = SplitMix64(seed: seed) }
-        mutating func int(_ n: Int) -> Int { Int(base.next() % UInt64(n)) }
-        mutating func pick<T>(_ a: [T]) -> T { a[int(a.count)] }
-        mutating func chance(_ percent: Int) -> Bool { int(100) < percent }
-    }
+    typealias RNG = SeededRandom
 
     // MARK: - Independent model of SPEC §10.1
 
