@@ -91,17 +91,7 @@ enum IndexCommands {
 
     /// One line describing a definition: `value (type, name) WHERE type = 'hotel'`.
     static func describe(_ d: IndexDefinition) -> String {
-        var s: String
-        switch d.type {
-        case .value: s = "value (" + d.expressions.joined(separator: ", ") + ")"
-        case .array:
-            s = "array " + (d.path ?? "?")
-            if !d.expressions.isEmpty { s += " (" + d.expressions.joined(separator: ", ") + ")" }
-        case .fullText:
-            s = "fulltext (" + d.expressions.joined(separator: ", ") + ")"
-            s += " language=" + (d.language.map { $0.isEmpty ? "none" : $0 } ?? "en")
-            if d.ignoreAccents { s += " ignoreAccents" }
-        }
+        var s = d.summary
         if let w = d.whereClause { s += " WHERE " + w }
         return s
     }

@@ -136,7 +136,7 @@ struct IndexSpec {
         for k in o.keys where !keys.contains(k) { throw FixtureError(message: "\(context): unknown key '\(k)'") }
         guard let coll = o["collection"]?.stringValue else { throw FixtureError(message: "\(context): 'collection' is required") }
         guard let name = o["name"]?.stringValue else { throw FixtureError(message: "\(context): 'name' is required") }
-        guard let t = o["type"]?.stringValue, let type = IndexType(rawValue: t) else {
+        guard let t = o["type"]?.stringValue, let type = Optional(IndexType(rawValue: t)), [IndexType.value, .array, .fullText].contains(type) else {
             throw FixtureError(message: "\(context): 'type' must be value, array or fulltext")
         }
         var exprs: [String] = []

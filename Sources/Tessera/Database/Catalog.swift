@@ -1,63 +1,15 @@
-import LMDB
 
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Darwin)
-import Darwin
-#endif
 
-/// Scope and collection name of a collection.
-struct CollectionKey: Hashable, Sendable, Comparable, CustomStringConvertible {
-    static let defaultName = "_default"
-    static let defaultCollection = CollectionKey(unchecked: defaultName, defaultName)
-
-    let scope: String
-    let name: String
-
-    init(unchecked scope: String, _ name: String) {
-        self.scope = scope
-        self.name = name
-    }
-
-    /// Validates both names per SPEC §1.3.
-    init(scope: String, name: String, validate: Bool) throws {
-        try CollectionKey.validate(scope, what: "scope")
-        try CollectionKey.validate(name, what: "collection")
-        self.init(unchecked: scope, name)
-    }
-
-    /// Names: 1–251 chars of `A–Z a–z 0–9 _ - %`, not starting with `_` or `%` (except `_default`).
-    static func validate(_ name: String, what: String) throws {
-        if name == defaultName { return }
-        let bytes = Array(name.utf8)
-        guard !bytes.isEmpty, bytes.count <= 251 else {
-            throw DatabaseError(.invalidName, "\(what) name must be 1 to 251 characters long (got \(bytes.count))")
-        }
-        for (i, b) in bytes.enumerated() {
-            let ok = (b >= 65 && b <= 90) || (b >= 97 && b <= 122) || (b >= 48 && b <= 57) || b == 95 || b == 45 || b == 37
-            guard ok else {
-                throw DatabaseError(.invalidName, "\(what) name '\(name)' has an invalid character at position \(i + 1); allowed are A-Z a-z 0-9 _ - %")
-            }
-        }
-        if bytes[0] == 95 || bytes[0] == 37 {
-            throw DatabaseError(.invalidName, "\(what) name '\(name)' must not start with '_' or '%'")
-        }
-    }
-
-    var fullName: String { scope + "." + name }
-    var description: String { fullName }
-    static func < (a: CollectionKey, b: CollectionKey) -> Bool { (a.scope, a.name) < (b.scope, b.name) }
-}
 
 /// The open tables and indexes of one collection. Immutable: a change to the catalogue
 /// replaces it (copy-on-write), so readers can hold one without a lock.
 final class CollectionStore: Sendable {
     let key: CollectionKey
-    let docs: Table
-    let bySequence: Table
+    let docs: StorageTable
+    let bySequence: StorageTable
     let indexes: [IndexStore]
 
-    init(key: CollectionKey, docs: Table, bySequence: Table, indexes: [IndexStore]) {
+    init(key: CollectionKey, docs: StorageTable, bySequence: StorageTable, indexes: [IndexStore]) {
         self.key = key
         self.docs = docs
         self.bySequence = bySequence
@@ -84,7 +36,7 @@ struct Catalog: Sendable {
     static let generationKey = "catalog-generation"
 
     /// The stored generation (0 for a database that never recorded one).
-    static func storedGeneration(txn: Transaction, meta: Table) throws -> UInt64 {
+    static func storedGeneration(txn: Snapshot, meta: StorageTable) throws -> UInt64 {
         guard let raw = try txn.get(meta, key: generationKey), raw.count == 8 else { return 0 }
         return UInt64(littleEndian: raw.loadUnaligned(as: UInt64.self))
     }
@@ -92,7 +44,7 @@ struct Catalog: Sendable {
     static func docTableName(_ key: CollectionKey) -> String { "doc:" + key.fullName }
     static func seqTableName(_ key: CollectionKey) -> String { "seq:" + key.fullName }
 
-    static func load(txn: Transaction, meta: Table) throws -> Catalog {
+    static func load(txn: Snapshot, meta: StorageTable) throws -> Catalog {
         var catalog = Catalog()
         catalog.generation = try storedGeneration(txn: txn, meta: meta)
         guard let raw = try txn.get(meta, key: "catalog") else { return catalog }
@@ -113,7 +65,7 @@ struct Catalog: Sendable {
         return catalog
     }
 
-    mutating func ensureDefaultCollection(txn: Transaction, meta: Table) throws {
+    mutating func ensureDefaultCollection(txn: WriteTransaction, meta: StorageTable) throws {
         if collections[.defaultCollection] == nil {
             collections[.defaultCollection] = CollectionStore(key: .defaultCollection, docs: .placeholder, bySequence: .placeholder, indexes: [])
             try save(txn: txn, meta: meta)
@@ -121,19 +73,19 @@ struct Catalog: Sendable {
     }
 
     /// Opens (creating) the tables of every collection and index.
-    mutating func openTables(txn: Transaction) throws {
+    mutating func openTables(txn: WriteTransaction) throws {
         for key in Array(collections.keys) {
             collections[key] = try Catalog.openCollection(key, txn: txn, definitions: indexDefinitions[key] ?? [])
         }
     }
 
-    /// Drops and rebuilds every full-text index from its collection's documents (after a
-    /// change of the postings layout).
-    mutating func rebuildFullTextIndexes(txn: Transaction) throws {
-        for (key, store) in collections where store.indexes.contains(where: { $0.definition.type == .fullText }) {
+    /// Drops and rebuilds, from its collection's documents, every index whose kind changed its
+    /// stored layout since on-disk format `format`.
+    mutating func rebuildIndexes(txn: WriteTransaction, fromFormat format: UInt32) throws {
+        for (key, store) in collections where store.indexes.contains(where: { type(of: $0.kind).needsRebuild(fromFormat: format) }) {
             var indexes: [IndexStore] = []
             for index in store.indexes {
-                guard index.definition.type == .fullText else { indexes.append(index); continue }
+                guard type(of: index.kind).needsRebuild(fromFormat: format) else { indexes.append(index); continue }
                 try index.drop(txn: txn)
                 let fresh = try IndexStore.open(index.definition, collection: key, txn: txn)
                 try fresh.backfill(txn: txn, docs: store.docs)
@@ -143,7 +95,7 @@ struct Catalog: Sendable {
         }
     }
 
-    static func openCollection(_ key: CollectionKey, txn: Transaction, definitions: [IndexDefinition]) throws -> CollectionStore {
+    static func openCollection(_ key: CollectionKey, txn: WriteTransaction, definitions: [IndexDefinition]) throws -> CollectionStore {
         let docs = try txn.createTable(docTableName(key))
         let seq = try txn.createTable(seqTableName(key))
         var indexes: [IndexStore] = []
@@ -153,7 +105,7 @@ struct Catalog: Sendable {
         return CollectionStore(key: key, docs: docs, bySequence: seq, indexes: indexes)
     }
 
-    mutating func save(txn: Transaction, meta: Table) throws {
+    mutating func save(txn: WriteTransaction, meta: StorageTable) throws {
         generation &+= 1
         try txn.put(meta, key: Array(Catalog.generationKey.utf8), value: withUnsafeBytes(of: generation.littleEndian) { Array($0) })
         var list: [Value] = []
@@ -169,51 +121,3 @@ struct Catalog: Sendable {
     }
 }
 
-extension Transaction {
-    /// Opens (creating) the table of a collection or index. LMDB's table limit
-    /// (`Environment.Options.maxTables`) becomes `.limitReached` instead of a storage error.
-    func createTable(_ name: String) throws -> Table {
-        do {
-            return try openTable(name, create: true)!
-        } catch LMDBError.dbsFull {
-            let limit = Environment.Options().maxTables
-            throw DatabaseError(.limitReached, "cannot create table '\(name)': a database holds at most \(limit) tables "
-                + "(2 per collection, 1 per value or array index, 2 per full-text index: about \((limit - 3) / 2) collections)")
-        }
-    }
-}
-
-/// Small file-system helpers (POSIX; Foundation stays out of the engine).
-enum FileSystem {
-    static var temporaryDirectory: String {
-        if let t = getenv("TMPDIR") { return String(cString: t) }
-        return "/tmp"
-    }
-
-    static func fileExists(_ path: String) -> Bool {
-        var st = stat()
-        return stat(path, &st) == 0
-    }
-
-    static func isDirectory(_ path: String) -> Bool {
-        var st = stat()
-        return stat(path, &st) == 0 && (st.st_mode & S_IFMT) == S_IFDIR
-    }
-
-    /// Removes a directory tree (best effort). Symbolic links are removed, never followed:
-    /// deleting a database must not delete what a link inside it points to.
-    static func removeTree(_ path: String) {
-        var st = stat()
-        guard lstat(path, &st) == 0 else { return }
-        guard (st.st_mode & S_IFMT) == S_IFDIR, let dir = opendir(path) else { unlink(path); return }
-        while let entry = readdir(dir) {
-            let name = withUnsafeBytes(of: entry.pointee.d_name) { raw in
-                String(cString: raw.bindMemory(to: CChar.self).baseAddress!)
-            }
-            if name == "." || name == ".." { continue }
-            removeTree(path + "/" + name)
-        }
-        closedir(dir)
-        rmdir(path)
-    }
-}

@@ -1,4 +1,4 @@
-import LMDB
+
 
 /// How `save(document:concurrencyControl:)` resolves a concurrent change.
 public enum ConcurrencyControl: Sendable {
@@ -33,11 +33,11 @@ public final class Collection: @unchecked Sendable, CustomStringConvertible {
     /// `scope.name`.
     public var description: String { fullName }
 
-    /// The collection's current store (tables and indexes), from the thread's write
+    /// The collection's current store (tables and indexes), from the calling thread's write
     /// transaction if there is one.
     func currentStore() throws -> CollectionStore {
         try database.checkOpen()
-        if let ctx = WriteContext.current, ctx.database === database { return try ctx.store(key) }
+        if let ctx = database.currentWrite() { return try ctx.store(key) }
         guard let s = database.catalog.withLock({ $0.collections[key] }) else {
             throw DatabaseError(.notFound, "collection '\(fullName)' does not exist (deleted?)")
         }

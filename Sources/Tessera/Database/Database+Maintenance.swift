@@ -1,4 +1,4 @@
-import LMDB
+
 
 /// Maintenance operations (`Database.performMaintenance(_:)`).
 public enum MaintenanceType: Sendable {
@@ -35,7 +35,7 @@ extension Database {
 
     func integrityCheck() throws -> IntegrityReport {
         // Inside a batch: check what the transaction has written so far, counters included.
-        let inBatch = WriteContext.current.flatMap { $0.database === self ? $0 : nil }
+        let inBatch = currentWrite()
         try inBatch?.flushCounters()
         let catalog = inBatch?.catalog ?? catalog.withLock { $0 }
         var report = IntegrityReport()
@@ -79,48 +79,10 @@ extension Database {
                 }
                 if bySeq != sequences.count { report.problems.append("\(key): \(sequences.count) documents but \(bySeq) by-sequence entries") }
                 for index in store.indexes {
-                    report.problems += try index.check(txn: txn, docs: store.docs, entries: &report.indexEntries)
+                    report.problems += try index.check(snapshot: txn, docs: store.docs, entries: &report.indexEntries)
                 }
             }
         }
         return report
-    }
-}
-
-extension IndexStore {
-    /// Compares the stored entries with those recomputed from the documents.
-    func check(txn: Transaction, docs: Table, entries count: inout Int) throws -> [String] {
-        if let fullText { return try fullText.check(store: self, txn: txn, docs: docs, entries: &count) }
-        var expected: [[UInt8]] = []
-        try txn.withCursor(docs) { c in
-            try c.forEach { k, v in
-                guard let h = DocumentRecord.header(v), !h.deleted else { return true }
-                expected += entries(docID: String(decoding: k, as: UTF8.self), body: DocumentRecord.body(v), txn: txn)
-                return true
-            }
-        }
-        expected.sort { $0.lexicographicallyPrecedes($1) }
-        var actual: [[UInt8]] = []
-        try txn.withCursor(table) { c in try c.forEach { k, _ in actual.append(Array(k)); return true } }
-        count += actual.count
-        var problems: [String] = []
-        let name = "\(collection):\(definition.name)"
-        var i = 0, j = 0
-        func describe(_ key: [UInt8]) -> String {
-            let id = IndexKey.docID(fromKey: key) ?? "?"
-            let values = (try? IndexKey.values(fromKey: key)).flatMap { $0 }.map { $0.map(\.description).joined(separator: ", ") } ?? "(truncated)"
-            return "document '\(id)' [\(values)]"
-        }
-        while i < expected.count || j < actual.count {
-            if problems.count >= 100 { problems.append("\(name): … more differences"); break }
-            if j >= actual.count || (i < expected.count && expected[i].lexicographicallyPrecedes(actual[j])) {
-                problems.append("\(name): missing entry for \(describe(expected[i]))"); i += 1
-            } else if i >= expected.count || actual[j].lexicographicallyPrecedes(expected[i]) {
-                problems.append("\(name): stale entry for \(describe(actual[j]))"); j += 1
-            } else {
-                i += 1; j += 1
-            }
-        }
-        return problems
     }
 }

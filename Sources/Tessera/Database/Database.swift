@@ -1,4 +1,4 @@
-import LMDB
+
 import Synchronization
 
 #if canImport(Glibc)
@@ -39,8 +39,9 @@ public struct DatabaseConfiguration: Sendable {
 /// try hotels.save(document: doc)
 /// ```
 public final class Database: @unchecked Sendable {
-    // @unchecked Sendable: `env` is thread-safe; mutable catalogue state lives in `catalog`
-    // (a Mutex); `closed` is an Atomic.
+    // @unchecked Sendable: `store` is thread-safe; mutable catalogue state lives in `catalog`
+    // (a Mutex); `closed` and `writerThread` are Atomics; `writerContext` is touched only by
+    // the thread that `writerThread` names.
 
     /// The current on-disk format version. Databases with a larger version are refused.
     public static let formatVersion: UInt32 = 2
@@ -51,9 +52,15 @@ public final class Database: @unchecked Sendable {
     /// The database directory.
     public let path: String
 
-    let env: Environment
-    let metaTable: Table
+    let store: Store
+    let metaTable: StorageTable
     let catalog: Mutex<Catalog>
+    /// The thread running a write transaction on this database (0: none) and its context:
+    /// saves inside `inBatch { }` join that transaction (see `currentWrite()`).
+    private let writerThread = Atomic<UInt>(0)
+    // Written only by the writer thread before it publishes `writerThread` and after it
+    // clears it; read only by the thread `writerThread` names.
+    private nonisolated(unsafe) var writerContext: WriteContext?
     private let closed = Atomic<Bool>(false)
     private let removeOnClose: Bool
 
@@ -72,7 +79,7 @@ public final class Database: @unchecked Sendable {
         self.name = last
         self.removeOnClose = false
         let (e, m, c) = try Database.openStorage(path: path, configuration: configuration)
-        (env, metaTable) = (e, m)
+        (store, metaTable) = (e, m)
         catalog = Mutex(c)
     }
 
@@ -89,7 +96,7 @@ public final class Database: @unchecked Sendable {
         self.name = "temporary"
         self.removeOnClose = true
         let (e, m, c) = try Database.openStorage(path: temporaryPath, configuration: DatabaseConfiguration())
-        (env, metaTable) = (e, m)
+        (store, metaTable) = (e, m)
         catalog = Mutex(c)
     }
 
@@ -108,7 +115,7 @@ public final class Database: @unchecked Sendable {
     /// A temporary database is deleted.
     public func close() throws {
         if closed.exchange(true, ordering: .acquiringAndReleasing) { return }
-        env.close()
+        store.close()
         if removeOnClose { FileSystem.removeTree(path) }
     }
 
@@ -131,7 +138,7 @@ public final class Database: @unchecked Sendable {
     var isClosed: Bool { closed.load(ordering: .acquiring) }
 
     private static func openStorage(path: String, configuration: DatabaseConfiguration) throws
-        -> (Environment, Table, Catalog)
+        -> (Store, StorageTable, Catalog)
     {
         if !FileSystem.fileExists(path) {
             guard mkdir(path, 0o700) == 0 || errno == EEXIST else {
@@ -140,25 +147,12 @@ public final class Database: @unchecked Sendable {
         } else if !FileSystem.isDirectory(path) {
             throw DatabaseError(.notADatabase, "'\(path)' is not a database directory")
         }
-        var options = Environment.Options()
-        options.initialMapSize = configuration.initialMapSize
-        options.maxMapSize = configuration.maxSize
-        options.fileMode = mode_t(configuration.fileMode)
-        options.noSync = configuration.noSync
-        let env: Environment
+        let env = try Store(path: path, options: StoreOptions(initialMapSize: configuration.initialMapSize, maxSize: configuration.maxSize,
+                                                              fileMode: configuration.fileMode, noSync: configuration.noSync))
         do {
-            env = try Environment(path: path, options: options)
-        } catch LMDBError.invalid {
-            throw DatabaseError(.notADatabase, "'\(path)' does not hold a Tessera database (not an LMDB file)")
-        } catch LMDBError.versionMismatch {
-            throw DatabaseError(.notADatabase, "'\(path)' holds an LMDB file of another LMDB version")
-        } catch {
-            throw DatabaseError.storage(error, "cannot open database '\(path)'")
-        }
-        do {
-            let (meta, catalog) = try env.write { txn -> (Table, Catalog) in
+            let (meta, catalog) = try env.write { txn -> (StorageTable, Catalog) in
                 let hadTables = try !txn.tableNames().isEmpty
-                let meta = try txn.openTable("meta", create: true)!
+                let meta = try txn.createTable("meta")
                 var storedVersion = Database.formatVersion
                 if let fmt = try txn.get(meta, key: "format") {
                     guard fmt.count == 8, Array(fmt[0..<4]) == Database.magic else {
@@ -180,9 +174,9 @@ public final class Database: @unchecked Sendable {
                 try catalog.ensureDefaultCollection(txn: txn, meta: meta)
                 try catalog.openTables(txn: txn)
                 if storedVersion < Database.formatVersion {
-                    // Format 1 stored full-text postings per (term, document ID): rebuild those
-                    // indexes from the documents in the new layout (documents are untouched).
-                    try catalog.rebuildFullTextIndexes(txn: txn)
+                    // Indexes whose stored layout changed since (a kind says which) are rebuilt
+                    // from the documents; documents and other indexes are untouched.
+                    try catalog.rebuildIndexes(txn: txn, fromFormat: storedVersion)
                     try txn.put(meta, key: Array("format".utf8), value: Database.magic + withUnsafeBytes(of: Database.formatVersion.littleEndian) { Array($0) })
                 }
                 return (meta, catalog)
@@ -209,52 +203,57 @@ public final class Database: @unchecked Sendable {
         try write { _ in try body() }
     }
 
+    /// The write transaction the calling thread is running on this database (an open batch),
+    /// or nil. Only the API layer looks it up — so that saves inside `inBatch { }` join the
+    /// batch, as Couchbase Lite's API has it; everything below is handed the transaction.
+    func currentWrite() -> WriteContext? {
+        writerThread.load(ordering: .acquiring) == Database.callingThread ? writerContext : nil
+    }
+
+    private static var callingThread: UInt {
+        #if canImport(Darwin)
+        UInt(bitPattern: Int(bitPattern: UnsafeMutableRawPointer(pthread_self())))
+        #else
+        UInt(pthread_self())
+        #endif
+    }
+
     /// Runs `body` in the write transaction of this thread (joining an open batch).
     func write<R>(_ body: (WriteContext) throws -> R) throws -> R {
         try checkOpen()
-        if let ctx = WriteContext.current, ctx.database === self { return try body(ctx) }
-        let (result, ctx): (R, WriteContext)
-        do {
-            (result, ctx) = try env.write { txn in
-                let ctx = WriteContext(database: self, txn: txn)
-                try ctx.syncCatalog()
-                let previous = WriteContext.current
-                WriteContext.current = ctx
-                defer { WriteContext.current = previous }
-                let r = try body(ctx)
-                try ctx.finish()
-                return (r, ctx)
+        if let ctx = currentWrite() { return try body(ctx) }
+        let (result, ctx) = try store.write { txn -> (R, WriteContext) in
+            let ctx = WriteContext(database: self, txn: txn)
+            try ctx.syncCatalog()
+            writerContext = ctx
+            writerThread.store(Database.callingThread, ordering: .releasing)
+            defer {
+                writerThread.store(0, ordering: .releasing)
+                writerContext = nil
             }
-        } catch let e as DatabaseError {
-            throw e
-        } catch let e as QueryError {
-            throw e
-        } catch let e as LMDBError {
-            throw DatabaseError.storage(e, "write to '\(path)' failed")
+            let r = try body(ctx)
+            try ctx.finish()
+            return (r, ctx)
         }
         ctx.committed()
         return result
     }
 
     /// Runs `body` in a read snapshot (the open write transaction when called inside a batch).
-    func read<R>(_ body: (Transaction) throws -> R) throws -> R {
+    func read<R>(_ body: (Snapshot) throws -> R) throws -> R {
         try checkOpen()
-        if let ctx = WriteContext.current, ctx.database === self {
-            try ctx.flushFullText()
+        if let ctx = currentWrite() {
+            try ctx.txn.flushPendingWork()
             return try body(ctx.txn)
         }
-        do {
-            return try env.read(body)
-        } catch let e as LMDBError {
-            throw DatabaseError.storage(e, "read from '\(path)' failed")
-        }
+        return try store.read(body)
     }
 
     // MARK: - Catalogue changes of other processes
 
     /// True if another process changed the catalogue (collections, indexes) after this process
     /// last loaded it, as `txn`'s snapshot shows.
-    func catalogIsStale(txn: Transaction) throws -> Bool {
+    func catalogIsStale(txn: Snapshot) throws -> Bool {
         try Catalog.storedGeneration(txn: txn, meta: metaTable) > catalog.withLock { $0.generation }
     }
 
@@ -269,7 +268,7 @@ public final class Database: @unchecked Sendable {
     /// Reloads the catalogue if another process changed it; true if it did. Inside a batch the
     /// transaction already holds the newest catalogue.
     func refreshCatalogIfStale() throws -> Bool {
-        if let ctx = WriteContext.current, ctx.database === self { return false }
+        if currentWrite() != nil { return false }
         guard try read({ try catalogIsStale(txn: $0) }) else { return false }
         try reloadCatalog()
         return true
@@ -350,7 +349,7 @@ public final class Database: @unchecked Sendable {
     }
 
     /// Bytes of the data file in use.
-    public var fileSize: Int { env.usedBytes }
+    public var fileSize: Int { store.usedBytes }
 }
 
 /// A namespace of collections.

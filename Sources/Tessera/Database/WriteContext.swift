@@ -1,18 +1,14 @@
-import LMDB
 
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Darwin)
-import Darwin
-#endif
+
 
 /// The state of one write transaction: the LMDB transaction, counters to persist at the end
 /// (per-collection sequence and live-document count) and catalogue changes to publish once
-/// it commits. Bound to the thread running the transaction, so that saves inside
-/// `inBatch { }` join the batch.
+/// it commits. The database creates one per write transaction and hands it to the code
+/// that writes (`Database.write`); saves inside `inBatch { }` find it through
+/// `Database.currentWrite()`.
 final class WriteContext {
     let database: Database
-    let txn: Transaction
+    let txn: WriteTransaction
     /// The catalogue as this transaction sees it (published on commit).
     var catalog: Catalog
     private var catalogChanged = false
@@ -21,10 +17,8 @@ final class WriteContext {
     private var countDeltas: [CollectionKey: Int] = [:]
     /// Work to run after commit (updating documents' metadata in memory).
     var afterCommit: [() -> Void] = []
-    /// Full-text postings changes not yet merged into their blocks, by index store.
-    private var fullTextPending: [ObjectIdentifier: FullTextPendingChanges] = [:]
 
-    init(database: Database, txn: Transaction) {
+    init(database: Database, txn: WriteTransaction) {
         self.database = database
         self.txn = txn
         self.catalog = database.catalog.withLock { $0 }
@@ -69,7 +63,7 @@ final class WriteContext {
         countDeltas[key, default: 0] += delta
     }
 
-    static func readCounter(txn: Transaction, meta: Table, name: String) throws -> UInt64 {
+    static func readCounter(txn: Snapshot, meta: StorageTable, name: String) throws -> UInt64 {
         guard let raw = try txn.get(meta, key: name), raw.count == 8 else { return 0 }
         return UInt64(littleEndian: raw.loadUnaligned(as: UInt64.self))
     }
@@ -101,32 +95,9 @@ final class WriteContext {
         catalogChanged = true
     }
 
-    /// The queued full-text changes of an index (created on first use).
-    func pendingFullText(for store: IndexStore) throws -> FullTextPendingChanges {
-        let id = ObjectIdentifier(store)
-        if let p = fullTextPending[id] { return p }
-        let p = try FullTextPendingChanges(store: store, txn: txn)
-        fullTextPending[id] = p
-        return p
-    }
-
-    /// Merges queued full-text changes into their indexes; called before anything reads an
-    /// index inside this transaction, and before commit.
-    func flushFullText() throws {
-        if fullTextPending.isEmpty { return }
-        let pending = fullTextPending.values.sorted { $0.store.table.name < $1.store.table.name }
-        fullTextPending = [:]
-        for p in pending { try p.flush(txn: txn) }
-    }
-
-    /// Forgets the queued changes of an index being dropped.
-    func discardFullText(for store: IndexStore) {
-        fullTextPending[ObjectIdentifier(store)] = nil
-    }
-
     /// Writes counters and catalogue; called just before commit.
     func finish() throws {
-        try flushFullText()
+        try txn.flushPendingWork()
         try flushCounters()
         if catalogChanged { try catalog.save(txn: txn, meta: database.metaTable) }
     }
@@ -161,25 +132,5 @@ final class WriteContext {
             }
         }
         for f in afterCommit { f() }
-    }
-
-    // MARK: - Thread binding
-
-    private static let key: pthread_key_t = {
-        var k = pthread_key_t()
-        pthread_key_create(&k, nil)
-        return k
-    }()
-
-    /// The write context of the calling thread, if it is inside a write transaction.
-    static var current: WriteContext? {
-        get {
-            guard let p = pthread_getspecific(key) else { return nil }
-            return Unmanaged<WriteContext>.fromOpaque(p).takeUnretainedValue()
-        }
-        set {
-            if let old = pthread_getspecific(key) { Unmanaged<WriteContext>.fromOpaque(old).release() }
-            pthread_setspecific(key, newValue.map { Unmanaged.passRetained($0).toOpaque() })
-        }
     }
 }

@@ -2,7 +2,6 @@
 struct CompiledIndexDefinition: Sendable {
     var expressions: [BoundExpr]
     var whereClause: BoundExpr?
-    var arrayLevels: [[PathComponent]]
     var variableCount: Int
 }
 
@@ -10,7 +9,9 @@ struct CompiledIndexDefinition: Sendable {
 enum IndexCompiler {
     /// Parses and binds a definition; throws `DatabaseError(.invalidIndex)` wrapping the
     /// `QueryError` (kind `.syntax` with the position inside the expression) when it is invalid.
-    static func compile(_ def: IndexDefinition, collection: CollectionKey) throws -> CompiledIndexDefinition {
+    /// The parts common to every kind: name, expressions, `where`; the kind says whether it
+    /// takes a `where` and needs expressions, and checks the rest itself.
+    static func compile(_ def: IndexDefinition, collection: CollectionKey, kind: any IndexKind.Type) throws -> CompiledIndexDefinition {
         let name = def.name
         guard !name.isEmpty, !name.contains("\"") else {
             throw DatabaseError(.invalidIndex, "invalid index name '\(name)': it must be non-empty and contain no '\"'")
@@ -23,22 +24,15 @@ enum IndexCompiler {
         }
         var whereExpr: Expr? = nil
         if let w = def.whereClause {
-            if def.type == .array {
-                throw DatabaseError(.invalidIndex, "index '\(name)': an array index takes no 'where'")
+            if !kind.allowsWhere {
+                throw DatabaseError(.invalidIndex, "index '\(name)': an index of type \(def.type) takes no 'where'")
             }
             do { whereExpr = try SQLParser.parseExpression(w) } catch {
                 throw DatabaseError(.invalidIndex, "index '\(name)': invalid where '\(w)': \(error)", underlying: error)
             }
         }
-        var levels: [[PathComponent]] = []
-        switch def.type {
-        case .value, .fullText:
-            if exprs.isEmpty { throw DatabaseError(.invalidIndex, "index '\(name)' needs at least one expression") }
-        case .array:
-            levels = try arrayLevels(def.path ?? "", index: name)
-            if def.expressions.contains(where: { $0.allSatisfy { $0 == " " } }) {
-                throw DatabaseError(.invalidIndex, "index '\(name)': an empty expression is not allowed (use no expressions for scalar arrays)")
-            }
+        if kind.requiresExpressions && exprs.isEmpty {
+            throw DatabaseError(.invalidIndex, "index '\(name)' needs at least one expression")
         }
         for e in exprs + (whereExpr.map { [$0] } ?? []) {
             if let bad = forbidden(e) {
@@ -52,32 +46,7 @@ enum IndexCompiler {
         } catch {
             throw DatabaseError(.invalidIndex, "index '\(name)': \(error)", underlying: error as? QueryError)
         }
-        return CompiledIndexDefinition(expressions: bound.0, whereClause: bound.1, arrayLevels: levels, variableCount: bound.2)
-    }
-
-    /// `contacts[].phones` → [[contacts], [phones]]; a trailing `[]` is optional.
-    static func arrayLevels(_ path: String, index: String) throws -> [[PathComponent]] {
-        var p = path.trimmingSpaces
-        if p.hasSuffix("[]") { p.removeLast(2) }
-        guard !p.isEmpty else {
-            throw DatabaseError(.invalidIndex, "array index '\(index)': path '\(path)' is empty",
-                                underlying: QueryError(.semantic, "invalid array index path '\(path)'"))
-        }
-        var levels: [[PathComponent]] = []
-        for part in p.components(separatedBy: "[]") {
-            var text = part
-            if text.hasPrefix(".") { text.removeFirst() }
-            let expr: Expr
-            do { expr = try SQLParser.parseExpression(text) } catch {
-                throw DatabaseError(.invalidIndex, "array index '\(index)': invalid path '\(path)': \(error)", underlying: error)
-            }
-            guard case .property(let comps, _) = expr, !comps.isEmpty else {
-                throw DatabaseError(.invalidIndex, "array index '\(index)': path '\(path)' must be a property path",
-                                    underlying: QueryError(.semantic, "array index path must be a property path"))
-            }
-            levels.append(comps)
-        }
-        return levels
+        return CompiledIndexDefinition(expressions: bound.0, whereClause: bound.1, variableCount: bound.2)
     }
 
     /// Parameters, aggregates, MATCH and RANK cannot be indexed.

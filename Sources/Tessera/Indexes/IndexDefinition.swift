@@ -1,11 +1,18 @@
-/// The kinds of index.
-public enum IndexType: String, Sendable, Hashable {
+/// The kind of an index, as the catalogue stores it. An open set: each registered index kind
+/// (`IndexKinds.all`) has one.
+public struct IndexType: RawRepresentable, Sendable, Hashable, CustomStringConvertible {
+    /// The stored tag (`"value"`, `"array"`, `"fulltext"`).
+    public let rawValue: String
+    /// A type from its stored tag.
+    public init(rawValue: String) { self.rawValue = rawValue }
     /// A value index over one or more expressions (optionally partial).
-    case value
+    public static let value = IndexType(rawValue: "value")
     /// An array index over the elements of a (nested) array, for UNNEST.
-    case array
+    public static let array = IndexType(rawValue: "array")
     /// A full-text index.
-    case fullText = "fulltext"
+    public static let fullText = IndexType(rawValue: "fulltext")
+    /// The stored tag.
+    public var description: String { rawValue }
 }
 
 /// A stored index definition: what the catalogue persists and what `index(withName:)` reports.
@@ -37,6 +44,13 @@ public struct IndexDefinition: Sendable, Hashable {
         self.ignoreAccents = ignoreAccents
     }
 
+    /// A one-line description of the kind-specific parts (`value (city, name)`), as
+    /// `tessera index list` prints it.
+    public var summary: String {
+        guard let kind = try? IndexKinds.kind(of: type) else { return type.rawValue }
+        return kind.summary(self)
+    }
+
     var json: Value {
         var o: [String: Value] = ["name": .string(name), "type": .string(type.rawValue),
                                   "expressions": .array(expressions.map(Value.string))]
@@ -48,8 +62,8 @@ public struct IndexDefinition: Sendable, Hashable {
     }
 
     init?(json: Value) {
-        guard let name = json["name"].stringValue, let t = json["type"].stringValue, let type = IndexType(rawValue: t) else { return nil }
-        self.init(name: name, type: type, expressions: (json["expressions"].arrayValue ?? []).compactMap(\.stringValue),
+        guard let name = json["name"].stringValue, let t = json["type"].stringValue else { return nil }
+        self.init(name: name, type: IndexType(rawValue: t), expressions: (json["expressions"].arrayValue ?? []).compactMap(\.stringValue),
                   whereClause: json["where"].stringValue, path: json["path"].stringValue,
                   language: json["language"].stringValue, ignoreAccents: json["ignoreAccents"].boolValue ?? false)
     }

@@ -1,4 +1,4 @@
-import LMDB
+
 import Synchronization
 
 /// Named values for a query's `$parameters`.
@@ -77,7 +77,7 @@ public final class Query: @unchecked Sendable {
 
     func catalogSnapshot() throws -> Catalog {
         try database.checkOpen()
-        if let ctx = WriteContext.current, ctx.database === database { return ctx.catalog }
+        if let ctx = database.currentWrite() { return ctx.catalog }
         return database.catalog.withLock { $0 }
     }
 
@@ -88,7 +88,7 @@ public final class Query: @unchecked Sendable {
 
     func analyze(_ catalog: Catalog) throws -> AnalyzedQuery {
         // Inside a write transaction the catalogue may hold uncommitted changes: no caching.
-        let cacheable = WriteContext.current?.database !== database
+        let cacheable = database.currentWrite() == nil
         if cacheable, let hit = cachedAnalysis.withLock({ $0 }), hit.version == catalog.version { return hit.query }
         let q = try analyzeUncached(catalog)
         if cacheable { cachedAnalysis.withLock { $0 = (catalog.version, q) } }
@@ -98,7 +98,7 @@ public final class Query: @unchecked Sendable {
     private func analyzeUncached(_ catalog: Catalog) throws -> AnalyzedQuery {
         var fts: [CollectionKey: Set<String>] = [:]
         for (key, store) in catalog.collections {
-            let names = store.indexes.filter { $0.definition.type == .fullText }.map(\.definition.name)
+            let names = store.indexes.filter { type(of: $0.kind).answersMatch }.map(\.definition.name)
             if !names.isEmpty { fts[key] = Set(names) }
         }
         let ac = AnalyzerCatalog(databaseName: database.name, collections: Set(catalog.collections.keys), fullTextIndexes: fts)
@@ -119,7 +119,7 @@ public final class Query: @unchecked Sendable {
         return out
     }
 
-    func makePlan(txn: Transaction? = nil) throws -> (QueryPlan, [String: Value]) {
+    func makePlan(txn: Snapshot? = nil) throws -> (QueryPlan, [String: Value]) {
         let catalog = try catalogSnapshot()
         let q = try analyze(catalog)
         let params = try boundParameters(for: q)
@@ -128,7 +128,7 @@ public final class Query: @unchecked Sendable {
         if let txn {
             // The plan depends on the catalogue (and, loosely, index sizes), not on parameter
             // values: reuse it until the catalogue changes, with this execution's LIMIT/OFFSET.
-            let cacheable = WriteContext.current?.database !== database
+            let cacheable = database.currentWrite() == nil
             let planner = Planner(query: q, stores: stores, parameters: params, txn: txn)
             if cacheable, var plan = cachedPlan.withLock({ $0 }).flatMap({ $0.version == catalog.version ? $0.plan : nil }) {
                 try planner.applyLimits(&plan)
@@ -149,28 +149,25 @@ public final class Query: @unchecked Sendable {
     public func execute() throws -> ResultSet {
         // Plan and run in the same snapshot: one read transaction per execution.
         try database.checkOpen()
-        let owned: Transaction?
-        let txn: Transaction
-        if let ctx = WriteContext.current, ctx.database === database {
-            try ctx.flushFullText()
+        let owned: Snapshot?
+        let txn: Snapshot
+        if let ctx = database.currentWrite() {
+            try ctx.txn.flushPendingWork()
             txn = ctx.txn
             owned = nil
         } else {
-            func begin() throws -> Transaction {
-                do { return try database.env.beginRead() } catch { throw DatabaseError.storage(error, "read from '\(database.path)' failed") }
-            }
-            var snapshot = try begin()
+            var snapshot = try database.store.beginSnapshot()
             // Another process changed collections or indexes: load its catalogue first, so the
             // plan uses (and never reads a dropped) index, then read a newer snapshot.
             let stale: Bool
             do { stale = try database.catalogIsStale(txn: snapshot) } catch {
-                database.env.endRead(snapshot)
+                database.store.endSnapshot(snapshot)
                 throw DatabaseError.storage(error, "read from '\(database.path)' failed")
             }
             if stale {
-                database.env.endRead(snapshot)
+                database.store.endSnapshot(snapshot)
                 try database.reloadCatalog()
-                snapshot = try begin()
+                snapshot = try database.store.beginSnapshot()
             }
             txn = snapshot
             owned = txn
@@ -179,7 +176,7 @@ public final class Query: @unchecked Sendable {
             let (plan, params) = try makePlan(txn: txn)
             return try ResultSet(database: database, plan: plan, parameters: params, txn: txn, owned: owned != nil)
         } catch {
-            if let owned { database.env.endRead(owned) }
+            if let owned { database.store.endSnapshot(owned) }
             throw error
         }
     }

@@ -1,4 +1,4 @@
-import LMDB
+
 
 /// The rows of a query: a lazy `Sequence` of `Result`, read inside one consistent snapshot.
 ///
@@ -10,13 +10,13 @@ public final class ResultSet: Sequence, IteratorProtocol {
     public let columnNames: [String]
     let nameIndex: [String: Int]
     private var executor: Executor?
-    private var txn: Transaction?
+    private var txn: Snapshot?
     private let database: Database
     private var ownsTransaction: Bool
     private var failure: (any Error)?
 
     /// Runs `plan` in `txn`; when `owned`, the result set ends the read transaction.
-    init(database: Database, plan: QueryPlan, parameters: [String: Value], txn: Transaction, owned: Bool) throws {
+    init(database: Database, plan: QueryPlan, parameters: [String: Value], txn: Snapshot, owned: Bool) throws {
         self.database = database
         columnNames = plan.query.columns.map(\.name)
         var idx: [String: Int] = [:]
@@ -39,7 +39,7 @@ public final class ResultSet: Sequence, IteratorProtocol {
     private func finish() {
         executor?.close()
         executor = nil
-        if ownsTransaction, let txn { database.env.endRead(txn) }
+        if ownsTransaction, let txn { database.store.endSnapshot(txn) }
         txn = nil
     }
 

@@ -199,7 +199,7 @@ struct ByteBuffer {
 
     /// Compares the keys stored at positions `a` and `b` (<0, 0, >0).
     @inline(__always)
-    func compareKeys(_ a: Int, _ b: Int) -> Int {
+    func compareStoredKeys(_ a: Int, _ b: Int) -> Int {
         let ka = key(at: a), kb = key(at: b)
         return compareBytes(UnsafeRawBufferPointer(start: base + ka.start, count: ka.count),
                             UnsafeRawBufferPointer(start: base + kb.start, count: kb.count))
@@ -208,12 +208,12 @@ struct ByteBuffer {
     /// Key order; equal keys order by position (document order).
     @inline(__always)
     func keyLess(_ a: Int, _ b: Int) -> Bool {
-        let r = compareKeys(a, b)
+        let r = compareStoredKeys(a, b)
         return r < 0 || (r == 0 && a < b)
     }
 
     @inline(__always)
-    func keysEqual(_ a: Int, _ b: Int) -> Bool { compareKeys(a, b) == 0 }
+    func keysEqual(_ a: Int, _ b: Int) -> Bool { compareStoredKeys(a, b) == 0 }
 
     /// The first eight bytes of the key at `p` as a big-endian integer (zero padded).
     @inline(__always)
@@ -384,7 +384,7 @@ struct BinaryBuilder: JSONSink {
         let buf = buffer
         // Already strictly increasing (the common case for generated documents): done.
         var sorted = true
-        for i in (start &+ 1)..<end where buf.compareKeys(entries[i &- 1], entries[i]) >= 0 { sorted = false; break }
+        for i in (start &+ 1)..<end where buf.compareStoredKeys(entries[i &- 1], entries[i]) >= 0 { sorted = false; break }
         if sorted { return n }
         return withUnsafeTemporaryAllocation(of: SortItem.self, capacity: n) { items in
             // Sort (first 8 key bytes as a big-endian integer, position) with a full key
@@ -395,7 +395,7 @@ struct BinaryBuilder: JSONSink {
             }
             @inline(__always) func less(_ x: SortItem, _ y: SortItem) -> Bool {
                 if x.prefix != y.prefix { return x.prefix < y.prefix }
-                let r = buf.compareKeys(x.position, y.position)
+                let r = buf.compareStoredKeys(x.position, y.position)
                 return r < 0 || (r == 0 && x.position < y.position)
             }
             if n <= 24 {

@@ -293,7 +293,7 @@ struct LimitsTests {
         config.initialMapSize = 64 << 10
         config.noSync = true
         let db = try Database(path: dir.path, configuration: config)
-        let initial = db.env.currentMapSize
+        let initial = db.store.currentMapSize
         #expect(initial <= 1 << 20)
         let c = try db.createCollection(name: "docs")
         try c.createIndex(withName: "byN", config: ValueIndexConfiguration(["n"]))
@@ -315,12 +315,12 @@ struct LimitsTests {
                 }
             }
             saved += n
-            sizes.insert(db.env.currentMapSize)
+            sizes.insert(db.store.currentMapSize)
         }
         // A single document larger than the whole map so far.
-        let big = String(repeating: "y", count: db.env.currentMapSize + (1 << 20))
+        let big = String(repeating: "y", count: db.store.currentMapSize + (1 << 20))
         try c.save(id: "big", properties: ["text": "big one", "pad": .string(big)])
-        sizes.insert(db.env.currentMapSize)
+        sizes.insert(db.store.currentMapSize)
 
         #expect(sizes.count >= 6, "map sizes seen: \(sizes.sorted())")
         #expect(c.count == saved + 1)
@@ -366,7 +366,7 @@ struct LimitsTests {
             }
         }
         expectFull("a 3 MB document") { try c.save(id: "huge", properties: ["pad": .string(String(repeating: "h", count: 3 << 20))]) }
-        #expect(db.env.currentMapSize <= 2 << 20)
+        #expect(db.store.currentMapSize <= 2 << 20)
 
         // Earlier data intact, nothing of the failed writes, still usable.
         #expect(c.count == 200)

@@ -1,4 +1,4 @@
-import LMDB
+
 
 /// What one data source currently holds while a row is being evaluated.
 struct SourceSlot {
@@ -166,9 +166,11 @@ final class ExecContext {
     @exclusivity(unchecked) var variables: [Value]
     @exclusivity(unchecked) var aggregateValues: [Value]
     let parameters: [String: Value]
-    let txn: Transaction
-    /// Collection stores by source slot (for MATCH on an index that does not drive the source).
-    var stores: [Int: CollectionStore] = [:]
+    let txn: Snapshot
+    /// Answers MATCH on an index that does not drive its source: the documents (ID bytes →
+    /// rank) of `slot`'s collection matching `query` in the index named `index`. Set by the
+    /// executor (the index layer is above this one).
+    var matchSource: ((_ slot: Int, _ index: String, _ query: String) throws -> [[UInt8]: Double])?
     /// Matches of such MATCHes, by index and query text.
     var fullTextCache: [String: [[UInt8]: Double]] = [:]
     /// An error raised inside an evaluator (which cannot throw); the executor rethrows it.
@@ -180,10 +182,7 @@ final class ExecContext {
         if let cached = fullTextCache[key] { return cached }
         var result: [[UInt8]: Double] = [:]
         do {
-            guard let store = stores[slot]?.indexes.first(where: { $0.definition.type == .fullText && $0.definition.name.lowercased() == index.lowercased() }),
-                  let indexer = store.fullText, let stats = store.statsTable else { return [:] }
-            let compiled = try CompiledFullTextQuery(query, tokenizer: indexer.tokenizer, columns: indexer.columns)
-            result = try compiled.evaluate(in: LMDBPostingsReader(txn: txn, postings: store.table, stats: stats), ranking: true).ranks
+            result = try matchSource?(slot, index, query) ?? [:]
         } catch {
             if deferredError == nil { deferredError = error }
         }
@@ -191,7 +190,7 @@ final class ExecContext {
         return result
     }
 
-    init(sourceCount: Int, variableCount: Int, aggregateCount: Int, parameters: [String: Value], txn: Transaction) {
+    init(sourceCount: Int, variableCount: Int, aggregateCount: Int, parameters: [String: Value], txn: Snapshot) {
         slotCount = sourceCount
         slots = .allocate(capacity: max(sourceCount, 1))
         slots.initialize(repeating: SourceSlot(), count: max(sourceCount, 1))

@@ -1,4 +1,4 @@
-import LMDB
+
 
 /// Maintains a full-text index in LMDB and reads it back for `MATCH()`.
 ///
@@ -10,12 +10,29 @@ import LMDB
 /// document and queues the postings that changed (`FullTextPendingChanges`); the queue is
 /// merged into the blocks before the transaction commits (or before anything reads the index
 /// inside it), one seek per changed term, so a batch of saves rewrites each block once.
-final class FullTextIndexer: @unchecked Sendable {
+final class FullTextIndexKind: IndexKind, @unchecked Sendable {
     // @unchecked Sendable: immutable after init; the tokenizer is Sendable (pooled workspaces).
     let definition: IndexDefinition
     let tokenizer: FullTextTokenizer
     /// Column names for `column:term` searches: the index expressions as written.
     let columns: [String]
+
+    static let type = IndexType.fullText
+    /// `…:stats`: document numbering and corpus totals.
+    static let extraTableSuffixes = [":stats"]
+    static let answersMatch = true
+    /// Format 1 stored one postings entry per (term, document ID).
+    static func needsRebuild(fromFormat format: UInt32) -> Bool { format < 2 }
+
+    static func summary(_ d: IndexDefinition) -> String {
+        "fulltext (" + d.expressions.joined(separator: ", ") + ")"
+            + " language=" + (d.language.map { $0.isEmpty ? "none" : $0 } ?? "en")
+            + (d.ignoreAccents ? " ignoreAccents" : "")
+    }
+
+    convenience init(definition: IndexDefinition, compiled: CompiledIndexDefinition) throws {
+        self.init(definition: definition)
+    }
 
     init(definition: IndexDefinition) {
         self.definition = definition
@@ -27,11 +44,6 @@ final class FullTextIndexer: @unchecked Sendable {
             }
         }
         columns = cols
-    }
-
-    /// Rejects definitions a full-text index cannot take (nothing is created).
-    static func validate(_ def: IndexDefinition) throws {
-        if def.expressions.isEmpty { throw DatabaseError(.invalidIndex, "full-text index '\(def.name)' needs at least one expression") }
     }
 
     // MARK: - Tokenized documents
@@ -53,7 +65,7 @@ final class FullTextIndexer: @unchecked Sendable {
 
     /// The postings of one document, or nil if it is outside the index (partial `where`) or
     /// unreadable.
-    func terms(store: IndexStore, body: UnsafeRawBufferPointer, txn: Transaction, context: ExecContext? = nil) -> DocumentTerms? {
+    func terms(store: IndexStore, body: UnsafeRawBufferPointer, txn: Snapshot, context: ExecContext? = nil) -> DocumentTerms? {
         store.columnValues(body: body, txn: txn, context: context).map { terms($0) }
     }
 
@@ -86,15 +98,14 @@ final class FullTextIndexer: @unchecked Sendable {
 
     /// Replaces one document's postings: `old` body out, `new` body in. Writes the document
     /// numbering now and queues the postings on the write transaction.
-    func update(store: IndexStore, txn: Transaction, docID: String, old: UnsafeRawBufferPointer?, new: UnsafeRawBufferPointer?) throws {
+    func update(_ store: IndexStore, txn: WriteTransaction, docID: String, old: UnsafeRawBufferPointer?, new: UnsafeRawBufferPointer?) throws {
         let before = old.flatMap { terms(store: store, body: $0, txn: txn) }
         // A document entering the index (the bulk-load case) goes straight from the tokenizer
         // to the queue; edits compare old and new postings.
         let newColumns = new.flatMap { store.columnValues(body: $0, txn: txn) }
         if before == nil && newColumns == nil { return }
         guard let stats = store.statsTable else { return }
-        let context = WriteContext.current
-        let pending = try context?.pendingFullText(for: store) ?? FullTextPendingChanges(store: store, txn: txn)
+        let pending = try txn.pendingWork(for: store) { try FullTextPendingChanges(store: store, txn: txn) }
 
         let idBytes = Array(docID.utf8)
         let numberKey = FullTextPostingsCodec.documentNumberKey(idBytes)
@@ -141,11 +152,11 @@ final class FullTextIndexer: @unchecked Sendable {
             pending.state.statistics.documentCount += 1
             pending.state.statistics.totalTokens += tokens
         }
-        if context == nil || pending.isLarge() { try pending.flush(txn: txn) }
+        if pending.isLarge() { try pending.flush(txn: txn) }
     }
 
     /// The stored corpus totals and next document number.
-    static func indexState(txn: Transaction, stats: Table) throws -> FullTextIndexState {
+    static func indexState(txn: Snapshot, stats: StorageTable) throws -> FullTextIndexState {
         guard let raw = try txn.get(stats, key: FullTextPostingsCodec.corpusKey) else {
             return FullTextIndexState(statistics: FullTextCorpusStatistics(documentCount: 0, totalTokens: 0), nextDocument: 0)
         }
@@ -158,7 +169,7 @@ final class FullTextIndexer: @unchecked Sendable {
 
     /// Builds the index over every live document: documents are numbered in ID order, each
     /// term's postings are collected in number order, and blocks are appended in key order.
-    func backfill(store: IndexStore, txn: Transaction, docs: Table) throws {
+    func backfill(_ store: IndexStore, txn: WriteTransaction, docs: StorageTable) throws {
         guard let stats = store.statsTable else { return }
         let pending = FullTextPendingChanges(store: store, state: FullTextIndexState(statistics: FullTextCorpusStatistics(documentCount: 0, totalTokens: 0), nextDocument: 0))
         var ids: [[UInt8]] = []
@@ -194,7 +205,7 @@ final class FullTextIndexer: @unchecked Sendable {
     // MARK: - Integrity
 
     /// Compares postings, numbering and statistics with those recomputed from the documents.
-    func check(store: IndexStore, txn: Transaction, docs: Table, entries count: inout Int) throws -> [String] {
+    func check(_ store: IndexStore, snapshot txn: Snapshot, docs: StorageTable, entries count: inout Int) throws -> [String] {
         let name = "\(store.collection):\(definition.name)"
         var problems: [String] = []
         guard let stats = store.statsTable else { return problems }
@@ -215,7 +226,7 @@ final class FullTextIndexer: @unchecked Sendable {
                 return true
             }
         }
-        let state = try FullTextIndexer.indexState(txn: txn, stats: stats)
+        let state = try FullTextIndexKind.indexState(txn: txn, stats: stats)
         for (id, n) in numberOf {
             if idOf[n] != id { report("document '\(String(decoding: id, as: UTF8.self))' has number \(n), which names another document") }
             if n >= state.nextDocument { report("document number \(n) is not below the next free number \(state.nextDocument)") }
@@ -416,7 +427,7 @@ struct PendingRecord {
 /// block-entry form (number delta, then the entry body), so a flush reads each term's postings
 /// sequentially. The first change out of order or removal moves the term to **records**
 /// (document, body in a shared buffer), sorted by document at flush.
-final class FullTextPendingChanges {
+final class FullTextPendingChanges: PendingIndexWork {
     // One transaction's queue, used by one thread: raw buffers, no dynamic exclusivity
     // tracking (this runs once per term of every saved document).
     let store: IndexStore
@@ -442,9 +453,9 @@ final class FullTextPendingChanges {
         self.state = state
     }
 
-    convenience init(store: IndexStore, txn: Transaction) throws {
+    convenience init(store: IndexStore, txn: Snapshot) throws {
         guard let stats = store.statsTable else { throw DatabaseError(.corrupt, "full-text index without statistics") }
-        self.init(store: store, state: try FullTextIndexer.indexState(txn: txn, stats: stats))
+        self.init(store: store, state: try FullTextIndexKind.indexState(txn: txn, stats: stats))
     }
 
     deinit { release() }
@@ -626,7 +637,9 @@ final class FullTextPendingChanges {
     }
 
     /// Merges every queued change into the postings blocks and writes the corpus totals.
-    func flush(txn: Transaction, writeState: Bool = true) throws {
+    func flush(_ txn: WriteTransaction) throws { try flush(txn: txn) }
+
+    func flush(txn: WriteTransaction, writeState: Bool = true) throws {
         if postingCount > 0 {
             let table = store.table
             let empty = try txn.withCursor(table) { try !$0.first() }
@@ -668,7 +681,7 @@ final class FullTextPendingChanges {
 
     /// Applies one term's changes (ascending, unique documents) to its blocks: each block a
     /// change falls in is read, merged with the changes before the next block, and rewritten.
-    private func merge(term: [UInt8], changes: [(UInt32, UnsafeRawBufferPointer?)], cursor c: Cursor, txn: Transaction, writer: inout BlockWriter) throws {
+    private func merge(term: [UInt8], changes: [(UInt32, UnsafeRawBufferPointer?)], cursor c: KeyCursor, txn: WriteTransaction, writer: inout BlockWriter) throws {
         func isTerm(_ key: UnsafeRawBufferPointer) -> Bool {
             key.count == term.count + 5 && key[term.count] == 0 && key.starts(with: term)
         }
@@ -678,7 +691,7 @@ final class FullTextPendingChanges {
             // The block holding the first change: the last one starting at or before it, else
             // the term's first block, else none.
             var found = try c.seek(seekKey)
-            var onBlock = found && compareKeys(c.key, seekKey) == 0
+            var onBlock = found && compareStoredKeys(c.key, seekKey) == 0
             if !onBlock {
                 let after = found && isTerm(c.key)
                 let moved = found ? try c.prev() : try c.last()
@@ -731,14 +744,14 @@ final class FullTextPendingChanges {
 
 /// Cuts a term's entries into blocks of about `FullTextPostingsCodec.blockTargetBytes`.
 struct BlockWriter {
-    let txn: Transaction
-    let table: Table
+    let txn: WriteTransaction
+    let table: StorageTable
     /// Keys arrive in ascending order into an empty table: use LMDB's append mode.
     let append: Bool
     private var value = UnsafeGrowableBuffer<UInt8>(capacity: FullTextPostingsCodec.blockTargetBytes * 2)
     private var key = UnsafeGrowableBuffer<UInt8>(capacity: 512)
 
-    init(txn: Transaction, table: Table, append: Bool) {
+    init(txn: WriteTransaction, table: StorageTable, append: Bool) {
         self.txn = txn
         self.table = table
         self.append = append
@@ -816,11 +829,11 @@ struct BlockWriter {
 }
 
 /// Postings read from LMDB inside the query's read transaction.
-struct LMDBPostingsReader: PostingsReader {
+struct StoredPostingsReader: PostingsReader {
     typealias DocKey = [UInt8]
-    let txn: Transaction
-    let postings: Table
-    let stats: Table
+    let txn: Snapshot
+    let postings: StorageTable
+    let stats: StorageTable
 
     /// Decodes a term's blocks (first document, value) into one list. Arrays are sized from
     /// the byte count (an entry takes at least 7 bytes: four varints and at least one
@@ -878,7 +891,7 @@ struct LMDBPostingsReader: PostingsReader {
         var blocks: [(UInt32, UnsafeRawBufferPointer)] = []
         try txn.withCursor(postings) { c in
             var ok = try c.seek(prefix)
-            while ok && c.key.count == prefix.count + 4 && hasPrefix(c.key, prefix) {
+            while ok && c.key.count == prefix.count + 4 && keyHasPrefix(c.key, prefix) {
                 blocks.append((FullTextPostingsCodec.readBigEndian(c.key, at: prefix.count), c.value))
                 ok = try c.next()
             }
@@ -910,7 +923,7 @@ struct LMDBPostingsReader: PostingsReader {
     }
 
     func corpusStatistics() throws -> FullTextCorpusStatistics {
-        try FullTextIndexer.indexState(txn: txn, stats: stats).statistics
+        try FullTextIndexKind.indexState(txn: txn, stats: stats).statistics
     }
 
     func documentKey(forNumber number: UInt32) throws -> [UInt8]? {

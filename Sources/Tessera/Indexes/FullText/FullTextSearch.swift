@@ -21,7 +21,7 @@
 //                         matches with BM25.
 //   PostingsReader        what evaluation needs from storage (each term's postings in
 //                         document-number order); `InMemoryPostingsReader` is the in-memory
-//                         reference implementation, `LMDBPostingsReader` the engine's.
+//                         reference implementation, `StoredPostingsReader` the engine's.
 
 /// Constants and shared definitions of Tessera's full-text search.
 ///

@@ -666,7 +666,7 @@ extension IndexKey {
     }
 
     /// `memcmp` order of two byte strings, the shorter prefix first (<0, 0, >0).
-    public static func compareKeys(_ a: [UInt8], _ b: [UInt8]) -> Int {
+    public static func compareStoredKeys(_ a: [UInt8], _ b: [UInt8]) -> Int {
         a.withUnsafeBytes { compareBytes($0, b) }
     }
 }

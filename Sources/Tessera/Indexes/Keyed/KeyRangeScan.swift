@@ -1,13 +1,13 @@
-import LMDB
+
 
 /// Reads a value (or array) index over key ranges built when the scan starts, and binds
 /// each entry's document. Ranges are visited in key order (or reverse for ORDER BY … DESC).
 ///
 /// Truncated keys (values longer than LMDB's key limit) that a range cannot classify are
 /// re-checked against the document with the predicates the index was meant to satisfy.
-final class IndexScan: RowSource {
-    let plan: IndexScanPlan
-    let docs: Table
+final class KeyRangeScan: RowSource {
+    let plan: KeyRangeScanPlan
+    let docs: StorageTable
     let includeDeleted: Bool
     private let equalities: [[Evaluator?]]
     private let equalityExprs: [[BoundExpr]]
@@ -18,11 +18,11 @@ final class IndexScan: RowSource {
     @exclusivity(unchecked) private var ranges: [(exact: IndexKey.KeyRange, scan: IndexKey.KeyRange)] = []
     @exclusivity(unchecked) private var rangeIndex = 0
     @exclusivity(unchecked) private var positioned = false
-    @exclusivity(unchecked) private var cursor: Cursor?
+    @exclusivity(unchecked) private var cursor: KeyCursor?
     /// Covering scans: the key's values are the row; index expression paths, in order.
     private let coveredPaths: [[PathComponent]]?
 
-    init(slot: Int, plan: IndexScanPlan, docs: Table, includeDeleted: Bool) {
+    init(slot: Int, plan: KeyRangeScanPlan, docs: StorageTable, includeDeleted: Bool) {
         self.plan = plan
         self.docs = docs
         self.includeDeleted = includeDeleted
@@ -51,7 +51,7 @@ final class IndexScan: RowSource {
     }
 
     override func reset(_ ctx: ExecContext) throws {
-        if cursor == nil { cursor = try ctx.txn.openCursor(plan.index.table) }
+        if cursor == nil { cursor = try ctx.txn.cursor(plan.index.table) }
         seen.removeAll(keepingCapacity: true)
         rangeIndex = 0
         positioned = false
@@ -105,15 +105,15 @@ final class IndexScan: RowSource {
     @exclusivity(unchecked) private var dedupeAcrossRanges = false
     private let groupLength = IndexKey.minimumRetainedTupleBytes()
 
-    private func readGroup(_ ctx: ExecContext, cursor: Cursor, exact: IndexKey.KeyRange, scan: IndexKey.KeyRange) throws -> Bool {
+    private func readGroup(_ ctx: ExecContext, cursor: KeyCursor, exact: IndexKey.KeyRange, scan: IndexKey.KeyRange) throws -> Bool {
         let first = cursor.key
         let prefix = Array(first[0..<groupLength])
         var members: [(values: [Value], id: [UInt8], slot: SourceSlot)] = []
         var ok = true
         while ok {
             let key = cursor.key
-            guard key.count >= groupLength, hasPrefix(key, prefix) else { break }
-            if plan.descending { if compareKeys(key, scan.lower) < 0 { break } } else if let upper = scan.upper, compareKeys(key, upper) >= 0 { break }
+            guard key.count >= groupLength, keyHasPrefix(key, prefix) else { break }
+            if plan.descending { if compareStoredKeys(key, scan.lower) < 0 { break } } else if let upper = scan.upper, compareStoredKeys(key, upper) >= 0 { break }
             let m = exact.match(key: key)
             if m != .outside, let (_, idLength) = IndexKey.layout(key) {
                 let n = key.count
@@ -167,8 +167,8 @@ final class IndexScan: RowSource {
             while ok {
                 let key = cursor.key
                 if plan.descending {
-                    if compareKeys(key, scan.lower) < 0 { break }
-                } else if let upper = scan.upper, compareKeys(key, upper) >= 0 {
+                    if compareStoredKeys(key, scan.lower) < 0 { break }
+                } else if let upper = scan.upper, compareStoredKeys(key, upper) >= 0 {
                     break
                 }
                 if plan.ordered, let (tupleLength, _) = IndexKey.layout(key), tupleLength >= groupLength {
@@ -213,7 +213,7 @@ final class IndexScan: RowSource {
     }
 
     override func close() {
-        cursor?.closeCursor()
+        cursor?.close()
         cursor = nil
     }
 }

@@ -1,4 +1,4 @@
-import LMDB
+
 
 // Access-path choice for one collection source (SPEC §9.2, STYLE.md planner notes):
 // split WHERE (and ON) into AND-terms, match each term to an index expression written the
@@ -24,7 +24,78 @@ struct IndexScanKeys {
     var rangeConstraint: ColumnConstraint?
 }
 
-extension IndexSelection {
+/// Matching a source's WHERE (and ON) terms to the expressions of a keyed index: which terms
+/// constrain which column, and the partial-index rules. Shared by value and array indexes.
+struct KeyedPlanning {
+    let request: AccessRequest
+    var query: AnalyzedQuery { request.query }
+    var source: SourceInfo { request.source }
+    var terms: [BoundExpr] { request.terms }
+
+    /// Terms that may restrict this source's rows: WHERE terms (not for the inner side of a
+    /// LEFT JOIN, whose unmatched rows must still appear) and the ON terms.
+    var candidateTerms: [BoundExpr] {
+        let leftOuter = source.join == .leftOuter
+        return (leftOuter ? [] : terms.filter { !$0.referencedSources.contains { $0 > source.index } }) + onTerms
+    }
+
+    /// The ON terms of this source.
+    var onTerms: [BoundExpr] { source.on?.conjuncts ?? [] }
+
+    /// For partial-index implication: every top-level AND-term that constrains this source,
+    /// rebased to slot 0.
+    var implicationTerms: [BoundExpr] {
+        let leftOuter = source.join == .leftOuter
+        return ((leftOuter ? [] : (query.whereClause?.conjuncts ?? [])) + onTerms).compactMap { KeyedPlanning.rebase($0, from: source.index) }
+    }
+
+    /// The constraints an index scan can use: `=`/`IN` on leading columns (at most 1,024 key
+    /// points in all), then one range (one lower and one upper bound) or `LIKE` prefix on the
+    /// next column. Returns the equality values per column, the terms used, and the range.
+    static func constrainPrefix(_ byColumn: [Int: [ColumnTerm]], columns: Int)
+        -> (equalities: [[BoundExpr]], used: [ColumnTerm], range: ColumnConstraint?)
+    {
+        var equalities: [[BoundExpr]] = []
+        var used: [ColumnTerm] = []
+        var column = 0
+        var rangeConstraint: ColumnConstraint?
+        var points = 1
+        while column < columns, let ts = byColumn[column] {
+            if let eq = ts.first(where: { if case .equal = $0.constraint { return true } else { return false } }),
+               case .equal(let values) = eq.constraint, points * values.count <= 1024 {
+                equalities.append(values)
+                points *= values.count
+                used.append(eq)
+                column += 1
+                continue
+            }
+            var lower: (BoundExpr, Bool)?
+            var upper: (BoundExpr, Bool)?
+            for t in ts {
+                switch t.constraint {
+                case .range(let lo, let hi):
+                    if rangeConstraint != nil { continue } // a LIKE prefix already constrains this column
+                    if lo != nil && lower != nil || hi != nil && upper != nil { continue }
+                    if let lo { lower = lo }
+                    if let hi { upper = hi }
+                    used.append(t)
+                case .prefix(let p):
+                    if rangeConstraint == nil && lower == nil && upper == nil {
+                        rangeConstraint = .prefix(p)
+                        used.append(t)
+                    }
+                case .equal: break
+                }
+            }
+            if lower != nil || upper != nil { rangeConstraint = .range(lower: lower, upper: upper) }
+            break
+        }
+        return (equalities, used, rangeConstraint)
+    }
+}
+
+extension KeyedPlanning {
+
     /// Rewrites `e` so that source `slot` becomes slot 0 (the index's own slot).
     static func rebase(_ e: BoundExpr, from slot: Int) -> BoundExpr? {
         var ok = true
@@ -157,7 +228,7 @@ extension IndexSelection {
     func match(term: BoundExpr, expressions: [BoundExpr], slot: Int? = nil, columnName: (Int) -> String) -> ColumnTerm? {
         let slot = slot ?? source.index
         func col(_ e: BoundExpr) -> Int? {
-            guard let r = IndexSelection.rebase(e, from: slot) else { return nil }
+            guard let r = KeyedPlanning.rebase(e, from: slot) else { return nil }
             return expressions.firstIndex(of: r)
         }
         func flip(_ op: BinaryOperator) -> BinaryOperator {
@@ -195,7 +266,7 @@ extension IndexSelection {
             guard let c = col(a), list.allSatisfy(isValueSide), !list.isEmpty, list.count <= 256 else { return nil }
             return ColumnTerm(column: c, constraint: .equal(list), term: term, exact: true, text: "\(columnName(c)) IN (\(list.count))")
         case .like(let a, .literal(.string(let pattern)), negated: false):
-            guard let c = col(a), let prefix = IndexSelection.likePrefix(pattern) else { return nil }
+            guard let c = col(a), let prefix = KeyedPlanning.likePrefix(pattern) else { return nil }
             // A number on the left of LIKE matches as its text: keep such patterns off the index.
             if let f = prefix.text.unicodeScalars.first, f == "-" || f == "+" || f == "." || ("0"..."9").contains(f) { return nil }
             if prefix.exact {

@@ -1,4 +1,4 @@
-import LMDB
+
 
 /// Runs a `QueryPlan` in one read transaction and produces projected rows.
 ///
@@ -37,7 +37,7 @@ final class Executor {
         case star(Int)
     }
 
-    init(plan: QueryPlan, txn: Transaction, parameters: [String: Value], sourceFactory: (SourcePlan, Int) throws -> RowSource) throws {
+    init(plan: QueryPlan, txn: Snapshot, parameters: [String: Value], sourceFactory: (SourcePlan, Int) throws -> RowSource) throws {
         self.plan = plan
         let q = plan.query
         ctx = ExecContext(sourceCount: q.sources.count, variableCount: q.variableCount, aggregateCount: q.aggregates.count,
@@ -55,7 +55,16 @@ final class Executor {
             lo.append(sp.source.join == .leftOuter)
         }
         levels = lv
-        for sp in plan.sources { if let st = sp.store { ctx.stores[sp.source.index] = st } }
+        var stores: [Int: CollectionStore] = [:]
+        for sp in plan.sources { if let st = sp.store { stores[sp.source.index] = st } }
+        let snapshot = txn
+        ctx.matchSource = { slot, name, query in
+            let lowered = name.lowercased()
+            guard let index = stores[slot]?.indexes.first(where: { type(of: $0.kind).answersMatch && $0.definition.name.lowercased() == lowered }) else {
+                return [:]
+            }
+            return try index.kind.matches(index, snapshot: snapshot, query: query) ?? [:]
+        }
         onConditions = ons
         filters = fs
         leftOuter = lo

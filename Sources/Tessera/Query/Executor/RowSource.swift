@@ -1,4 +1,4 @@
-import LMDB
+
 
 /// Produces the rows of one data source, binding `ctx.slots[slot]` on each `next`.
 /// Subclasses are the access paths; `reset` restarts for a new outer row.
@@ -12,19 +12,19 @@ class RowSource {
 
 /// A full scan of a collection's documents in ID order (tombstones skipped unless asked for).
 final class CollectionScan: RowSource {
-    let table: Table
+    let table: StorageTable
     let includeDeleted: Bool
-    @exclusivity(unchecked) private var cursor: Cursor?
+    @exclusivity(unchecked) private var cursor: KeyCursor?
     @exclusivity(unchecked) private var started = false
 
-    init(slot: Int, table: Table, includeDeleted: Bool) {
+    init(slot: Int, table: StorageTable, includeDeleted: Bool) {
         self.table = table
         self.includeDeleted = includeDeleted
         super.init(slot: slot)
     }
 
     override func reset(_ ctx: ExecContext) throws {
-        if cursor == nil { cursor = try ctx.txn.openCursor(table) }
+        if cursor == nil { cursor = try ctx.txn.cursor(table) }
         started = false
     }
 
@@ -49,7 +49,7 @@ final class CollectionScan: RowSource {
     }
 
     override func close() {
-        cursor?.closeCursor()
+        cursor?.close()
         cursor = nil
     }
 }
@@ -82,7 +82,7 @@ final class UnnestScan: RowSource {
 enum DocumentFetch {
     /// Binds `slot` to document `id`; false if it is absent (or a tombstone and not wanted).
     @inline(__always)
-    static func bind(_ ctx: ExecContext, slot: Int, table: Table, id: UnsafeRawBufferPointer, includeDeleted: Bool) throws -> Bool {
+    static func bind(_ ctx: ExecContext, slot: Int, table: StorageTable, id: UnsafeRawBufferPointer, includeDeleted: Bool) throws -> Bool {
         guard let v = try ctx.txn.get(table, key: id), let header = DocumentRecord.header(v) else { return false }
         if header.deleted && !includeDeleted { return false }
         let s = ctx.slots + slot

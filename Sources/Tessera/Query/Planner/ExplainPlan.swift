@@ -69,24 +69,26 @@ public struct ExplainPlan: Sendable, CustomStringConvertible {
             switch sp.access {
             case .fullScan: s.access = .fullScan
             case .unnest: s.access = .unnest
-            case .indexScan(let scan):
-                let isArray = scan.index.definition.type == .array
-                s.access = isArray ? .arrayIndexScan : (scan.describedPredicates.contains("=?") && !scan.describedPredicates.contains(">") && !scan.describedPredicates.contains("<") ? .indexLookup : .indexScan)
-                s.index = scan.index.definition.name
-                s.keyRange = scan.describedPredicates.isEmpty ? nil : scan.describedPredicates
-                s.covering = scan.covering
-                if isArray, let last = scan.arraySources.last { s.arrayAlias = plan.sources[last].source.alias }
-            case .fullText(let ft):
-                s.access = .fullText
-                s.index = ft.indexName
-                s.rankOrdered = ft.rankOrdered
+            case .index(let access):
+                let e = access.explain(sources: q.sources)
+                switch e.access {
+                case .lookup: s.access = .indexLookup
+                case .rangeScan: s.access = .indexScan
+                case .arrayScan: s.access = .arrayIndexScan
+                case .fullText: s.access = .fullText
+                }
+                s.index = access.index.definition.name
+                s.keyRange = e.keyRange
+                s.covering = e.covering
+                s.arrayAlias = e.arrayAlias
+                s.rankOrdered = e.rankOrdered
             }
             return s
         }
         // Sources bound by an array-index scan of a later UNNEST.
         for sp in plan.sources {
-            if case .indexScan(let scan) = sp.access {
-                for i in scan.arraySources where i != sp.source.index { sources[i].access = .boundByArrayIndex }
+            if case .index(let access) = sp.access {
+                for i in access.boundSources where i != sp.source.index { sources[i].access = .boundByArrayIndex }
             }
         }
         switch plan.sort {

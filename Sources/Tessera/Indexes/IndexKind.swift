@@ -1,0 +1,156 @@
+// The seam between the engine and the kinds of index. Each kind lives in its own folder
+// (Value/, Array/, FullText/) and conforms to `IndexKind`; `IndexKinds.all` registers it.
+// Nothing outside a kind's folder switches on the kind: the catalogue opens indexes through
+// the registry, saves maintain them through `IndexStore.update`, the integrity check calls
+// `check`, and the planner asks every index of a collection for the access paths it offers
+// (`accessPaths(for:)`), each with its cost, its row source and its EXPLAIN line.
+
+/// The behaviour of one kind of index.
+protocol IndexKind: AnyObject, Sendable {
+    /// The tag the catalogue stores for this kind (`IndexDefinition.type`).
+    static var type: IndexType { get }
+    /// Suffixes of the tables the kind keeps beside its main table (`idx:<coll>:<name>`).
+    static var extraTableSuffixes: [String] { get }
+    /// Whether definitions of this kind may have a `where` (partial indexes).
+    static var allowsWhere: Bool { get }
+    /// Whether definitions of this kind need at least one expression.
+    static var requiresExpressions: Bool { get }
+    /// Whether an index of this kind must be rebuilt from the documents when a database of
+    /// on-disk format `format` is opened (its stored layout changed since).
+    static func needsRebuild(fromFormat format: UInt32) -> Bool
+
+    /// Checks the kind-specific parts of a definition (the common parts — name, expressions,
+    /// `where` — are compiled already) and prepares the kind's state.
+    /// - Throws: `DatabaseError(.invalidIndex)` saying what is wrong.
+    init(definition: IndexDefinition, compiled: CompiledIndexDefinition) throws
+
+    /// Replaces one document's entries: `old` body out, `new` body in (nil: absent); writes
+    /// only the difference.
+    func update(_ index: IndexStore, txn: WriteTransaction, docID: String,
+                old: UnsafeRawBufferPointer?, new: UnsafeRawBufferPointer?) throws
+
+    /// Builds the (empty) index over every live document of `docs`.
+    func backfill(_ index: IndexStore, txn: WriteTransaction, docs: StorageTable) throws
+
+    /// Compares what is stored with what the documents give; one line per difference.
+    /// `entries` counts the stored entries checked.
+    func check(_ index: IndexStore, snapshot: Snapshot, docs: StorageTable, entries: inout Int) throws -> [String]
+
+    /// The ways this index can produce the rows of `request.source`, each with its cost.
+    func accessPaths(_ index: IndexStore, for request: AccessRequest) throws -> [AccessCandidate]
+
+    /// The documents (ID bytes → rank) that `MATCH(index, query)` is TRUE for, for kinds that
+    /// answer MATCH (nil for the others).
+    func matches(_ index: IndexStore, snapshot: Snapshot, query: String) throws -> [[UInt8]: Double]?
+
+    /// Whether `MATCH(name, …)` and `RANK(name)` may name indexes of this kind.
+    static var answersMatch: Bool { get }
+
+    /// A one-line description of a definition's kind-specific parts (`tessera index list`).
+    static func summary(_ definition: IndexDefinition) -> String
+}
+
+extension IndexKind {
+    static var extraTableSuffixes: [String] { [] }
+    static var allowsWhere: Bool { true }
+    static var requiresExpressions: Bool { true }
+    static var answersMatch: Bool { false }
+    static func needsRebuild(fromFormat format: UInt32) -> Bool { false }
+    func matches(_ index: IndexStore, snapshot: Snapshot, query: String) throws -> [[UInt8]: Double]? { nil }
+}
+
+/// The registered kinds of index. Adding a kind: its folder, and one line here.
+enum IndexKinds {
+    static let all: [any IndexKind.Type] = [
+        ValueIndexKind.self,
+        ArrayIndexKind.self,
+        FullTextIndexKind.self,
+    ]
+
+    /// The kind of `type`.
+    /// - Throws: `.invalidIndex` for a type no registered kind has.
+    static func kind(of type: IndexType) throws -> any IndexKind.Type {
+        var known: [String] = []
+        for k in all {
+            if k.type == type { return k }
+            known.append(k.type.rawValue)
+        }
+        throw DatabaseError(.invalidIndex, "unknown index type '\(type.rawValue)' (known: \(known.joined(separator: ", ")))")
+    }
+}
+
+// MARK: - What the planner asks an index
+
+/// A collection source of a query, as the planner asks an index about it.
+struct AccessRequest {
+    /// The whole analysed query.
+    let query: AnalyzedQuery
+    /// The source whose rows are wanted.
+    let source: SourceInfo
+    /// WHERE terms not used by an earlier source.
+    let terms: [BoundExpr]
+    /// This execution's parameter values.
+    let parameters: [String: Value]
+    /// A snapshot for statistics (entry counts).
+    let snapshot: Snapshot
+}
+
+/// How an index ranks against the other ways to read a source: a path that must be used
+/// (MATCH names its index) first, then the most constrained columns (equalities, then a
+/// range), then one that delivers the ORDER BY, then the fewest rows estimated.
+struct AccessCost: Comparable {
+    /// The query names this index (MATCH): no other path can answer it.
+    var required = false
+    /// Leading index columns fixed by `=`/`IN`.
+    var equalityColumns = 0
+    /// 1 if the next column is constrained by a range or prefix.
+    var rangeColumns = 0
+    /// 1 if the path delivers the query's ORDER BY.
+    var deliversOrder = 0
+    /// Rows the path is estimated to read (entry counts of the index).
+    var estimatedRows = 0
+
+    /// True if `a` is a worse choice than `b`.
+    static func < (a: AccessCost, b: AccessCost) -> Bool {
+        (a.required ? 1 : 0, a.equalityColumns, a.rangeColumns, a.deliversOrder, -a.estimatedRows)
+            < (b.required ? 1 : 0, b.equalityColumns, b.rangeColumns, b.deliversOrder, -b.estimatedRows)
+    }
+}
+
+/// One way an index can read a source.
+struct AccessCandidate {
+    /// What the executor runs.
+    var plan: any IndexAccessPlan
+    /// WHERE terms the path proves for every row it produces (they leave the filter).
+    var satisfied: [BoundExpr]
+    /// The rows come in the query's ORDER BY order.
+    var deliversOrder: Bool
+    var cost: AccessCost
+}
+
+/// A chosen index access path: makes the row source and describes itself for EXPLAIN.
+protocol IndexAccessPlan: Sendable {
+    /// The index read.
+    var index: IndexStore { get }
+    /// Later sources this path binds as well (the UNNEST chain an array index serves).
+    var boundSources: [Int] { get }
+    /// The row source of `slot`, reading documents from `docs`.
+    /// - Parameter rowsWanted: LIMIT + OFFSET when known.
+    func makeRowSource(slot: Int, docs: StorageTable, includeDeleted: Bool, parameters: [String: Value],
+                       rowsWanted: Int?) throws -> RowSource
+    /// The EXPLAIN description (`sources`: the query's sources, for aliases).
+    func explain(sources: [SourceInfo]) -> IndexAccessExplanation
+}
+
+/// What EXPLAIN shows of an index access path.
+struct IndexAccessExplanation {
+    enum Access { case lookup, rangeScan, arrayScan, fullText }
+    var access: Access
+    /// The key points or range as text (`city=?`).
+    var keyRange: String?
+    var covering = false
+    /// For an array index: the innermost UNNEST alias its predicates apply to.
+    var arrayAlias: String?
+    /// For full text: rows come by descending rank.
+    var rankOrdered = false
+}

@@ -1,0 +1,116 @@
+/// A value index: one entry per document (in the partial index's `where`, if any) whose key
+/// is the tuple of the index expressions' values (MISSING included), then the document ID.
+/// Serves `=`, `IN`, ranges, `BETWEEN`, `LIKE 'prefix%'`, `IS [NOT] NULL/MISSING` and ORDER BY
+/// on a leading prefix of its expressions (SPEC §9.2), covering scans, and JOIN lookups.
+final class ValueIndexKind: KeyedIndexKind {
+    static let type = IndexType.value
+
+    init(definition: IndexDefinition, compiled: CompiledIndexDefinition) throws {}
+
+    static func summary(_ d: IndexDefinition) -> String {
+        "value (" + d.expressions.joined(separator: ", ") + ")"
+    }
+
+    func entries(_ index: IndexStore, docID: String, body: UnsafeRawBufferPointer, context ctx: ExecContext) -> [[UInt8]] {
+        guard index.bind(ctx, body: body) else { return [] }
+        return [IndexKey.make(values: index.evaluate(ctx), docID: docID).key]
+    }
+
+    func accessPaths(_ index: IndexStore, for request: AccessRequest) throws -> [AccessCandidate] {
+        let planning = KeyedPlanning(request: request)
+        var proven: [BoundExpr] = []
+        if let w = index.whereClause {
+            // SPEC §9.2: a partial index serves only queries whose WHERE implies its condition.
+            guard let p = KeyedPlanning.implies(query: planning.implicationTerms, indexWhere: w) else { return [] }
+            proven = p
+        }
+        guard let c = try planning.consider(index, candidates: planning.candidateTerms, onTerms: planning.onTerms, proven: proven) else { return [] }
+        return [c]
+    }
+}
+
+extension KeyedPlanning {
+    /// The scan of `index` the terms allow, or nil when it constrains nothing useful.
+    func consider(_ index: IndexStore, candidates: [BoundExpr], onTerms: [BoundExpr], proven: [BoundExpr]) throws -> AccessCandidate? {
+        let exprs = index.expressions
+        let printer = BoundExprPrinter(sources: [SourceInfo(index: 0, alias: source.alias, explicitAlias: false, kind: source.kind,
+                                                            join: nil, on: nil, writtenScope: nil, writtenName: source.alias)])
+        let names = exprs.map { printer.print($0) }
+        var byColumn: [Int: [ColumnTerm]] = [:]
+        for t in candidates {
+            if let m = match(term: t, expressions: exprs, columnName: { names[$0] }) { byColumn[m.column, default: []].append(m) }
+        }
+        let (equalities, used, rangeConstraint) = KeyedPlanning.constrainPrefix(byColumn, columns: exprs.count)
+        // ORDER BY by index order (single source, no grouping/distinct, all one direction).
+        var satisfiesOrder = false
+        var descending = false
+        let q = query
+        if q.sources.count == 1, !q.isAggregating, !q.distinct, !q.orderBy.isEmpty, equalities.allSatisfy({ $0.count == 1 }),
+           q.orderBy.allSatisfy({ $0.descending == q.orderBy[0].descending }) {
+            let keys = q.orderBy.compactMap { KeyedPlanning.rebase($0.expr, from: source.index) }
+            if keys.count == q.orderBy.count {
+                let startsAt = [0, equalities.count]
+                for s in startsAt where s + keys.count <= exprs.count {
+                    if Array(exprs[s..<(s + keys.count)]) == keys && (s == 0 || rangeConstraint == nil || true) {
+                        // Equality columns before `s` are fixed, so the order holds within them.
+                        if s <= equalities.count { satisfiesOrder = true; descending = q.orderBy[0].descending; break }
+                    }
+                }
+            }
+        }
+        let constrained = !used.isEmpty
+        let usefulOrder = satisfiesOrder && q.limit != nil
+        guard constrained || usefulOrder || !proven.isEmpty && satisfiesOrder else { return nil }
+        if !constrained && !usefulOrder { return nil }
+
+        let satisfied = used.filter { $0.exact && !onTerms.contains($0.term) }.map(\.term)
+        let described = used.map(\.text).joined(separator: " AND ")
+        var scan = KeyRangeScanPlan(index: index, descending: descending, covering: false,
+                                 describedPredicates: described, satisfied: satisfied, expressions: exprs)
+        scan.keys = IndexScanKeys(equalities: equalities, rangeConstraint: rangeConstraint)
+        scan.ordered = satisfiesOrder
+        scan.covering = isCovering(index, satisfied: satisfied + proven)
+        let entries = try request.snapshot.count(index.table)
+        let cost = AccessCost(equalityColumns: equalities.count, rangeColumns: rangeConstraint == nil ? 0 : 1,
+                              deliversOrder: satisfiesOrder ? 1 : 0, estimatedRows: entries)
+        return AccessCandidate(plan: scan, satisfied: satisfied + proven, deliversOrder: satisfiesOrder, cost: cost)
+    }
+
+    /// True if every expression the query reads from this source is an index expression
+    /// (or `meta().id`), so documents never need to be read.
+    func isCovering(_ index: IndexStore, satisfied: [BoundExpr]) -> Bool {
+        let q = query
+        guard q.sources.count == 1 else { return false }
+        var exprs: [BoundExpr] = []
+        for c in q.columns {
+            switch c.kind {
+            case .expression(let e): exprs.append(e)
+            case .star: return false
+            }
+        }
+        exprs += (q.whereClause?.conjuncts ?? []).filter { !satisfied.contains($0) }
+        exprs += q.groupBy + (q.having.map { [$0] } ?? []) + q.orderBy.map(\.expr) + q.aggregates.flatMap(\.args)
+        // Only plain property paths can be read back from a key.
+        let indexed = Set(index.expressions.filter { if case .sourcePath(0, let p) = $0 { return !p.isEmpty } else { return false } })
+        if indexed.isEmpty { return false }
+        func covered(_ e: BoundExpr) -> Bool {
+            if let r = KeyedPlanning.rebase(e, from: source.index), indexed.contains(r) { return true }
+            switch e {
+            case .sourcePath: return false
+            case .meta(_, let k): return k == .id
+            case .match, .rank: return false
+            case .literal, .parameter, .variablePath, .aggregate: return true
+            case .member(let b, _), .unary(_, let b), .test(let b, _, _), .collate(let b, _): return covered(b)
+            case .array(let a), .call(_, let a): return a.allSatisfy(covered)
+            case .object(let m): return m.allSatisfy { covered($0.value) }
+            case .binary(_, let a, let b), .like(let a, let b, _), .inArray(let a, let b, _): return covered(a) && covered(b)
+            case .between(let a, let b, let c, _): return covered(a) && covered(b) && covered(c)
+            case .inList(let a, let l, _): return covered(a) && l.allSatisfy(covered)
+            case .caseWhen(let o, let w, let el):
+                return (o.map(covered) ?? true) && w.allSatisfy { covered($0.when) && covered($0.then) } && (el.map(covered) ?? true)
+            case .quantified(_, _, let a, let p): return covered(a) && covered(p)
+            }
+        }
+        return exprs.allSatisfy(covered)
+}
+    }

@@ -1,0 +1,222 @@
+import LMDB
+
+// The storage layer's transaction objects. Everything above Storage/ (expressions, indexes,
+// planner, executor, database API) reads and writes through these types and never names an
+// LMDB type: `Tests/TesseraTests/ArchitectureTests.swift` checks that only Storage/ imports
+// LMDB. A snapshot or write transaction is created by the database layer and handed down
+// explicitly to whatever needs it.
+
+/// A table of the store: a collection's documents or by-sequence table, an index's entries.
+/// An opaque handle, valid for the life of the database.
+typealias StorageTable = LMDB.Table
+
+/// Flags for `WriteTransaction.put`.
+typealias StoragePutFlags = LMDB.PutFlags
+
+/// A consistent read view of the whole database: every read inside it sees the database as
+/// it was when the snapshot began (an LMDB read transaction), or as the enclosing write
+/// transaction has left it so far.
+///
+/// Bytes a snapshot returns point into the memory map: they are valid until the snapshot
+/// ends or, in a write transaction, until the next write. Copy what must outlive them.
+class Snapshot {
+    /// The LMDB transaction (for Storage/ only).
+    let lmdb: Transaction
+
+    init(_ txn: Transaction) { lmdb = txn }
+
+    /// True for a read-only snapshot, false for a write transaction.
+    var isReadOnly: Bool { lmdb.readOnly }
+
+    /// The value stored under `key`, or nil.
+    @inline(__always)
+    final func get(_ table: StorageTable, key: UnsafeRawBufferPointer) throws -> UnsafeRawBufferPointer? {
+        try lmdb.get(table, key: key)
+    }
+
+    /// The value stored under `key`, or nil.
+    @inline(__always)
+    final func get(_ table: StorageTable, key: [UInt8]) throws -> UnsafeRawBufferPointer? {
+        try lmdb.get(table, key: key)
+    }
+
+    /// The value stored under the UTF-8 bytes of `key`, or nil.
+    @inline(__always)
+    final func get(_ table: StorageTable, key: String) throws -> UnsafeRawBufferPointer? {
+        try lmdb.get(table, key: key)
+    }
+
+    /// The number of entries of a table (read from its root page: O(1)).
+    final func count(_ table: StorageTable) throws -> Int { try lmdb.count(table) }
+
+    /// Bytes used by a table's pages.
+    final func byteSize(_ table: StorageTable) throws -> Int { try lmdb.byteSize(table) }
+
+    /// The names of every table.
+    final func tableNames() throws -> [String] { try lmdb.tableNames() }
+
+    /// Opens a table by name; nil if it does not exist.
+    final func existingTable(_ name: String) throws -> StorageTable? { try lmdb.openTable(name, create: false) }
+
+    /// A cursor over `table`, closed by `close()` (or when the snapshot ends).
+    @inline(__always)
+    final func cursor(_ table: StorageTable) throws -> KeyCursor { KeyCursor(try lmdb.openCursor(table)) }
+
+    /// Runs `body` with a cursor over `table`, closed afterwards.
+    @inline(__always)
+    final func withCursor<R>(_ table: StorageTable, _ body: (KeyCursor) throws -> R) throws -> R {
+        try lmdb.withCursor(table) { try body(KeyCursor($0)) }
+    }
+}
+
+/// A write transaction: one at a time per database (LMDB's rule, across processes too).
+/// Everything written through it commits together or not at all.
+///
+/// Index kinds may attach work they queue during the transaction (`pendingWork(for:make:)`,
+/// e.g. full-text postings merged once per batch); it is flushed before anything reads inside
+/// the transaction (`flushPendingWork()`) and before the commit.
+final class WriteTransaction: Snapshot {
+    private var pending: [ObjectIdentifier: any PendingIndexWork] = [:]
+    private var pendingOrder: [ObjectIdentifier] = []
+
+    /// Stores `value` under `key`; with `.noOverwrite`, returns false when the key exists.
+    @inline(__always) @discardableResult
+    func put(_ table: StorageTable, key: UnsafeRawBufferPointer, value: UnsafeRawBufferPointer,
+             flags: StoragePutFlags = []) throws -> Bool {
+        try lmdb.put(table, key: key, value: value, flags: flags)
+    }
+
+    /// Stores `value` under `key`.
+    @inline(__always) @discardableResult
+    func put(_ table: StorageTable, key: [UInt8], value: [UInt8], flags: StoragePutFlags = []) throws -> Bool {
+        try lmdb.put(table, key: key, value: value, flags: flags)
+    }
+
+    /// Reserves `size` bytes under `key` and lets `fill` write them in place.
+    @inline(__always)
+    func putReserved(_ table: StorageTable, key: UnsafeRawBufferPointer, size: Int, flags: StoragePutFlags = [],
+                     _ fill: (UnsafeMutableRawBufferPointer) throws -> Void) throws {
+        try lmdb.putReserved(table, key: key, size: size, flags: flags, fill: fill)
+    }
+
+    /// Deletes `key`; false if it was absent.
+    @inline(__always) @discardableResult
+    func delete(_ table: StorageTable, key: UnsafeRawBufferPointer) throws -> Bool {
+        try lmdb.delete(table, key: key)
+    }
+
+    /// Deletes `key`; false if it was absent.
+    @inline(__always) @discardableResult
+    func delete(_ table: StorageTable, key: [UInt8]) throws -> Bool {
+        try lmdb.delete(table, key: key)
+    }
+
+    /// Empties a table, or deletes it with `delete`.
+    func drop(_ table: StorageTable, delete: Bool) throws {
+        try lmdb.drop(table, delete: delete)
+    }
+
+    /// Opens (creating) a table. LMDB's table limit becomes `DatabaseError.limitReached`.
+    func createTable(_ name: String) throws -> StorageTable {
+        do {
+            return try lmdb.openTable(name, create: true)!
+        } catch LMDBError.dbsFull {
+            let limit = Environment.Options().maxTables
+            throw DatabaseError(.limitReached, "cannot create table '\(name)': a database holds at most \(limit) tables "
+                + "(2 per collection, 1 per value or array index, 2 per full-text index: about \((limit - 3) / 2) collections)")
+        }
+    }
+
+    // MARK: - Work queued by index kinds
+
+    /// The queued work of `owner` in this transaction, made by `make` on first use.
+    func pendingWork<W: PendingIndexWork>(for owner: AnyObject, make: () throws -> W) rethrows -> W {
+        let id = ObjectIdentifier(owner)
+        if let w = pending[id] as? W { return w }
+        let w = try make()
+        pending[id] = w
+        pendingOrder.append(id)
+        return w
+    }
+
+    /// Forgets the queued work of `owner` (an index being dropped).
+    func discardPendingWork(for owner: AnyObject) {
+        let id = ObjectIdentifier(owner)
+        pending[id] = nil
+        pendingOrder.removeAll { $0 == id }
+    }
+
+    /// Applies all queued work; called before anything reads inside the transaction and
+    /// before commit.
+    func flushPendingWork() throws {
+        if pending.isEmpty { return }
+        let order = pendingOrder
+        let work = pending
+        pending = [:]
+        pendingOrder = []
+        for id in order { try work[id]?.flush(self) }
+    }
+}
+
+/// Work an index queues in a write transaction and applies in one go (see `WriteTransaction`).
+protocol PendingIndexWork: AnyObject {
+    /// Writes the queued changes.
+    func flush(_ txn: WriteTransaction) throws
+}
+
+/// A position in a table, moving in key order. Keys and values point into the memory map
+/// (valid until the snapshot ends or, in a write transaction, the next write).
+struct KeyCursor {
+    private let cursor: Cursor
+
+    init(_ cursor: Cursor) { self.cursor = cursor }
+
+    /// The current key.
+    @inline(__always) var key: UnsafeRawBufferPointer { cursor.key }
+    /// The current value.
+    @inline(__always) var value: UnsafeRawBufferPointer { cursor.value }
+
+    /// Moves to the first entry; false if the table is empty.
+    @inline(__always) func first() throws -> Bool { try cursor.first() }
+    /// Moves to the last entry; false if the table is empty.
+    @inline(__always) func last() throws -> Bool { try cursor.last() }
+    /// Moves to the next entry; false at the end.
+    @inline(__always) func next() throws -> Bool { try cursor.next() }
+    /// Moves to the previous entry; false at the start.
+    @inline(__always) func prev() throws -> Bool { try cursor.prev() }
+    /// Moves to the first entry whose key is ≥ `key`.
+    @inline(__always) func seek(_ key: UnsafeRawBufferPointer) throws -> Bool { try cursor.seek(key) }
+    /// Moves to the first entry whose key is ≥ `key`.
+    @inline(__always) func seek(_ key: [UInt8]) throws -> Bool { try cursor.seek(key) }
+    /// Moves to the entry with exactly `key`; false if absent.
+    @inline(__always) func seekExact(_ key: UnsafeRawBufferPointer) throws -> Bool { try cursor.seekExact(key) }
+    /// Moves to the last entry whose key is ≤ `key`; false if there is none.
+    func seekLast(atOrBefore key: [UInt8]) throws -> Bool { try cursor.seekLast(atOrBefore: key) }
+    /// Deletes the current entry (write transactions only).
+    func deleteCurrent() throws { try cursor.deleteCurrent() }
+    /// Calls `body` for each entry with `lower <= key < upper` (nil bounds are open); `body`
+    /// returns false to stop.
+    @inline(__always)
+    func forEach(from lower: [UInt8]? = nil, to upper: [UInt8]? = nil,
+                 _ body: (UnsafeRawBufferPointer, UnsafeRawBufferPointer) throws -> Bool) throws {
+        try cursor.forEach(from: lower, to: upper, body)
+    }
+    /// Calls `body` for each entry whose key starts with `prefix`.
+    func forEach(prefix: [UInt8], _ body: (UnsafeRawBufferPointer, UnsafeRawBufferPointer) throws -> Bool) throws {
+        try cursor.forEach(prefix: prefix, body)
+    }
+    /// Closes the cursor.
+    func close() { cursor.closeCursor() }
+}
+
+/// memcmp order of two byte strings, shorter first on a common prefix (the store's key order).
+@inline(__always)
+func compareStoredKeys(_ a: UnsafeRawBufferPointer, _ b: [UInt8]) -> Int { LMDB.compareKeys(a, b) }
+
+/// memcmp order of two byte strings, shorter first on a common prefix (the store's key order).
+@inline(__always)
+func compareStoredKeys(_ a: UnsafeRawBufferPointer, _ b: UnsafeRawBufferPointer) -> Int { LMDB.compareKeys(a, b) }
+
+/// True if `key` starts with `prefix`.
+@inline(__always)
+func keyHasPrefix(_ key: UnsafeRawBufferPointer, _ prefix: [UInt8]) -> Bool { LMDB.hasPrefix(key, prefix) }
