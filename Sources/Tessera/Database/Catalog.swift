@@ -1,26 +1,6 @@
 
 
 
-/// The open tables and indexes of one collection. Immutable: a change to the catalogue
-/// replaces it (copy-on-write), so readers can hold one without a lock.
-final class CollectionStore: Sendable {
-    let key: CollectionKey
-    let docs: StorageTable
-    let bySequence: StorageTable
-    let indexes: [IndexStore]
-
-    init(key: CollectionKey, docs: StorageTable, bySequence: StorageTable, indexes: [IndexStore]) {
-        self.key = key
-        self.docs = docs
-        self.bySequence = bySequence
-        self.indexes = indexes
-    }
-
-    func with(indexes: [IndexStore]) -> CollectionStore {
-        CollectionStore(key: key, docs: docs, bySequence: bySequence, indexes: indexes)
-    }
-}
-
 /// The database catalogue: collections and index definitions. Persisted as JSON under the
 /// `catalog` key of the `meta` table; the in-memory copy lives in `Database.catalog`.
 struct Catalog: Sendable {

@@ -60,3 +60,13 @@ extension Collection {
         return QueryIndex(name: name, collection: self, definition: s.definition)
     }
 }
+
+/// An index as reported by `Collection.index(withName:)`.
+public struct QueryIndex: Sendable {
+    /// The index name.
+    public let name: String
+    /// The collection it belongs to.
+    public let collection: Collection
+    /// Its definition.
+    public let definition: IndexDefinition
+}

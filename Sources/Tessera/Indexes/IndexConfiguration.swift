@@ -75,13 +75,3 @@ public struct ArrayIndexConfiguration: IndexConfiguration {
         IndexDefinition(name: name, type: .array, expressions: expressions ?? [], path: path)
     }
 }
-
-/// An index as reported by `Collection.index(withName:)`.
-public struct QueryIndex: Sendable {
-    /// The index name.
-    public let name: String
-    /// The collection it belongs to.
-    public let collection: Collection
-    /// Its definition.
-    public let definition: IndexDefinition
-}

@@ -126,13 +126,3 @@ final class IndexStore: @unchecked Sendable {
 func bytesLess(_ a: [UInt8], _ b: [UInt8]) -> Bool {
     a.withUnsafeBytes { pa in b.withUnsafeBytes { pb in compareStoredKeys(pa, pb) < 0 } }
 }
-
-/// Keeps every index of a collection in step with its documents.
-enum IndexMaintenance {
-    static func update(store: CollectionStore, txn: WriteTransaction, docID: String,
-                       old: UnsafeRawBufferPointer?, new: UnsafeRawBufferPointer?) throws {
-        for index in store.indexes {
-            try index.update(txn: txn, docID: docID, old: old, new: new)
-        }
-    }
-}

@@ -34,14 +34,6 @@ public struct SourceLocation: Sendable, Hashable, CustomStringConvertible {
     public var description: String { "line \(line), column \(column)" }
 }
 
-/// One step of a property path: `.name` or `[index]`.
-public enum PathComponent: Sendable, Hashable {
-    /// A member name (case-sensitive).
-    case key(String)
-    /// An array index; negative counts from the end.
-    case index(Int)
-}
-
 /// The metadata keys of `meta()`.
 public enum MetaKey: String, Sendable, Hashable, CaseIterable {
     case id, sequence, deleted, expiration, revisionID
@@ -78,22 +70,6 @@ public enum TestKind: String, Sendable, Hashable {
 /// `ANY`, `EVERY`, `ANY AND EVERY` (SOME is a synonym of ANY).
 public enum Quantifier: String, Sendable, Hashable {
     case any = "ANY", every = "EVERY", anyAndEvery = "ANY AND EVERY"
-}
-
-/// One collation keyword of a COLLATE clause.
-public enum CollationKeyword: Sendable, Hashable {
-    /// `UNICODE` or `UNICODE:locale`.
-    case unicode(locale: String?)
-    /// `NOUNICODE`.
-    case noUnicode
-    /// `CASE` (case-sensitive).
-    case caseSensitive
-    /// `NOCASE`.
-    case noCase
-    /// `DIAC` (accent-sensitive).
-    case diac
-    /// `NODIAC`.
-    case noDiac
 }
 
 /// `WHEN cond THEN result`.

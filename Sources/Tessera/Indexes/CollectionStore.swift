@@ -1,0 +1,29 @@
+/// The open tables and indexes of one collection. Immutable: a change to the catalogue
+/// replaces it (copy-on-write), so readers can hold one without a lock.
+final class CollectionStore: Sendable {
+    let key: CollectionKey
+    let docs: StorageTable
+    let bySequence: StorageTable
+    let indexes: [IndexStore]
+
+    init(key: CollectionKey, docs: StorageTable, bySequence: StorageTable, indexes: [IndexStore]) {
+        self.key = key
+        self.docs = docs
+        self.bySequence = bySequence
+        self.indexes = indexes
+    }
+
+    func with(indexes: [IndexStore]) -> CollectionStore {
+        CollectionStore(key: key, docs: docs, bySequence: bySequence, indexes: indexes)
+    }
+}
+
+/// Keeps every index of a collection in step with its documents.
+enum IndexMaintenance {
+    static func update(store: CollectionStore, txn: WriteTransaction, docID: String,
+                       old: UnsafeRawBufferPointer?, new: UnsafeRawBufferPointer?) throws {
+        for index in store.indexes {
+            try index.update(txn: txn, docID: docID, old: old, new: new)
+        }
+    }
+}
