@@ -129,15 +129,15 @@ struct IndexSpec {
     var collection: String
     var definition: IndexDefinition
 
-    static let keys: Set<String> = ["collection", "name", "type", "expressions", "where", "path", "ignoreAccents", "language"]
+    static var keys: Set<String> { Set(["collection", "name", "type", "expressions", "where"]).union(IndexKinds.optionKeys) }
 
     static func parse(_ v: Value, context: String) throws -> IndexSpec {
         guard case .object(let o) = v else { throw FixtureError(message: "\(context) must be an object") }
         for k in o.keys where !keys.contains(k) { throw FixtureError(message: "\(context): unknown key '\(k)'") }
         guard let coll = o["collection"]?.stringValue else { throw FixtureError(message: "\(context): 'collection' is required") }
         guard let name = o["name"]?.stringValue else { throw FixtureError(message: "\(context): 'name' is required") }
-        guard let t = o["type"]?.stringValue, let type = Optional(IndexType(rawValue: t)), [IndexType.value, .array, .fullText].contains(type) else {
-            throw FixtureError(message: "\(context): 'type' must be value, array or fulltext")
+        guard let t = o["type"]?.stringValue, let kind = try? IndexKinds.kind(of: IndexType(rawValue: t)) else {
+            throw FixtureError(message: "\(context): 'type' must be one of \(IndexKinds.types.map(\.rawValue).joined(separator: ", "))")
         }
         var exprs: [String] = []
         switch o["expressions"] {
@@ -149,19 +149,11 @@ struct IndexSpec {
             }
         default: throw FixtureError(message: "\(context): 'expressions' must be an array of strings")
         }
-        var language: String? = nil
-        if type == .fullText {
-            switch o["language"] {
-            case nil: language = "en"
-            case .null?: language = ""
-            case .string(let s)?: language = s
-            default: throw FixtureError(message: "\(context): 'language' must be a string or null")
-            }
+        let options: [String: Value]
+        do { options = try kind.options(fromJSON: o) } catch let e as DatabaseError {
+            throw FixtureError(message: "\(context): \(e.message)")
         }
-        if type == .array && o["path"]?.stringValue == nil { throw FixtureError(message: "\(context): an array index needs 'path'") }
-        let def = IndexDefinition(name: name, type: type, expressions: exprs, whereClause: o["where"]?.stringValue,
-                                  path: o["path"]?.stringValue, language: language,
-                                  ignoreAccents: o["ignoreAccents"]?.boolValue ?? false)
+        let def = IndexDefinition(name: name, type: kind.type, expressions: exprs, whereClause: o["where"]?.stringValue, options: options)
         return IndexSpec(collection: coll, definition: def)
     }
 

@@ -23,26 +23,24 @@ public struct IndexDefinition: Sendable, Hashable {
     public var type: IndexType
     /// The indexed expressions as SQL++ text (value, full-text; array: per-element expressions).
     public var expressions: [String]
-    /// The partial-index condition (value and full-text only).
+    /// The partial-index condition, for kinds that take one.
     public var whereClause: String?
-    /// The array path (array indexes).
-    public var path: String?
-    /// Full-text language ("" = none).
-    public var language: String?
-    /// Full-text accent folding.
-    public var ignoreAccents: Bool
+    /// The kind's own options, as stored (array indexes: `path`; full text: `language`,
+    /// `ignoreAccents`). Each kind's folder adds typed accessors for its options.
+    public var options: [String: Value]
 
     /// Creates a definition.
     public init(name: String, type: IndexType, expressions: [String], whereClause: String? = nil,
-                path: String? = nil, language: String? = nil, ignoreAccents: Bool = false) {
+                options: [String: Value] = [:]) {
         self.name = name
         self.type = type
         self.expressions = expressions
         self.whereClause = whereClause
-        self.path = path
-        self.language = language
-        self.ignoreAccents = ignoreAccents
+        self.options = options
     }
+
+    /// The keys the catalogue stores for every kind; any other key is a kind option.
+    static let commonKeys: Set<String> = ["name", "type", "expressions", "where"]
 
     /// A one-line description of the kind-specific parts (`value (city, name)`), as
     /// `tessera index list` prints it.
@@ -55,16 +53,15 @@ public struct IndexDefinition: Sendable, Hashable {
         var o: [String: Value] = ["name": .string(name), "type": .string(type.rawValue),
                                   "expressions": .array(expressions.map(Value.string))]
         if let w = whereClause { o["where"] = .string(w) }
-        if let p = path { o["path"] = .string(p) }
-        if let l = language { o["language"] = .string(l) }
-        if ignoreAccents { o["ignoreAccents"] = .bool(true) }
+        for (k, v) in options where !IndexDefinition.commonKeys.contains(k) { o[k] = v }
         return .object(o)
     }
 
     init?(json: Value) {
-        guard let name = json["name"].stringValue, let t = json["type"].stringValue else { return nil }
+        guard let name = json["name"].stringValue, let t = json["type"].stringValue, case .object(let o) = json else { return nil }
+        var options: [String: Value] = [:]
+        for (k, v) in o where !IndexDefinition.commonKeys.contains(k) { options[k] = v }
         self.init(name: name, type: IndexType(rawValue: t), expressions: (json["expressions"].arrayValue ?? []).compactMap(\.stringValue),
-                  whereClause: json["where"].stringValue, path: json["path"].stringValue,
-                  language: json["language"].stringValue, ignoreAccents: json["ignoreAccents"].boolValue ?? false)
+                  whereClause: json["where"].stringValue, options: options)
     }
 }

@@ -48,6 +48,13 @@ protocol IndexKind: AnyObject, Sendable {
 
     /// A one-line description of a definition's kind-specific parts (`tessera index list`).
     static func summary(_ definition: IndexDefinition) -> String
+
+    /// The keys of this kind's options in a JSON description of an index (fixtures).
+    static var optionKeys: Set<String> { get }
+
+    /// The kind's options from a JSON description of an index (a fixture's index entry):
+    /// defaults filled in, wrong types rejected with a message naming the key.
+    static func options(fromJSON object: [String: Value]) throws -> [String: Value]
 }
 
 extension IndexKind {
@@ -57,6 +64,8 @@ extension IndexKind {
     static var answersMatch: Bool { false }
     static func needsRebuild(fromFormat format: UInt32) -> Bool { false }
     func matches(_ index: IndexStore, snapshot: Snapshot, query: String) throws -> [[UInt8]: Double]? { nil }
+    static var optionKeys: Set<String> { [] }
+    static func options(fromJSON object: [String: Value]) throws -> [String: Value] { [:] }
 }
 
 /// The registered kinds of index. Adding a kind: its folder, and one line here.
@@ -77,6 +86,12 @@ enum IndexKinds {
         }
         throw DatabaseError(.invalidIndex, "unknown index type '\(type.rawValue)' (known: \(known.joined(separator: ", ")))")
     }
+
+    /// The stored tags of every registered kind.
+    static var types: [IndexType] { all.map { $0.type } }
+
+    /// Every kind's option keys.
+    static var optionKeys: Set<String> { all.reduce(into: Set<String>()) { $0.formUnion($1.optionKeys) } }
 }
 
 // MARK: - What the planner asks an index

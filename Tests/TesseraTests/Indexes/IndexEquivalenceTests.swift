@@ -45,7 +45,7 @@ struct IndexEquivalenceTests {
         IndexDefinition(name: "hotelCity", type: .value, expressions: ["city"], whereClause: "type = 'hotel'"),
         IndexDefinition(name: "pricedName", type: .value, expressions: ["name"], whereClause: "price IS NOT MISSING"),
         IndexDefinition(name: "valuedCity", type: .value, expressions: ["city"], whereClause: "price IS NOT NULL"),
-        IndexDefinition(name: "tagIdx", type: .array, expressions: [], path: "tags"),
+        ArrayIndexConfiguration(path: "tags").definition(name: "tagIdx"),
     ]
 
     static func literal(_ v: Value) -> String {

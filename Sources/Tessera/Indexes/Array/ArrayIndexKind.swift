@@ -15,6 +15,13 @@ final class ArrayIndexKind: KeyedIndexKind {
         }
     }
 
+    static let optionKeys: Set<String> = ["path"]
+
+    static func options(fromJSON o: [String: Value]) throws -> [String: Value] {
+        guard let path = o["path"]?.stringValue else { throw DatabaseError(.invalidIndex, "an array index needs 'path'") }
+        return ["path": .string(path)]
+    }
+
     static func summary(_ d: IndexDefinition) -> String {
         var s = "array " + (d.path ?? "?")
         if !d.expressions.isEmpty { s += " (" + d.expressions.joined(separator: ", ") + ")" }

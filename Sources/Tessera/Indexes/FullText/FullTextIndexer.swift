@@ -24,6 +24,21 @@ final class FullTextIndexKind: IndexKind, @unchecked Sendable {
     /// Format 1 stored one postings entry per (term, document ID).
     static func needsRebuild(fromFormat format: UInt32) -> Bool { format < 2 }
 
+    static let optionKeys: Set<String> = ["language", "ignoreAccents"]
+
+    /// `language` absent → "en" (the conformance default), null → "" (no stemming).
+    static func options(fromJSON o: [String: Value]) throws -> [String: Value] {
+        var out: [String: Value] = [:]
+        switch o["language"] {
+        case nil: out["language"] = "en"
+        case .null?: out["language"] = ""
+        case .string(let s)?: out["language"] = .string(s)
+        default: throw DatabaseError(.invalidIndex, "'language' must be a string or null")
+        }
+        if o["ignoreAccents"]?.boolValue == true { out["ignoreAccents"] = true }
+        return out
+    }
+
     static func summary(_ d: IndexDefinition) -> String {
         "fulltext (" + d.expressions.joined(separator: ", ") + ")"
             + " language=" + (d.language.map { $0.isEmpty ? "none" : $0 } ?? "en")
