@@ -108,6 +108,8 @@ struct AccessRequest {
     let parameters: [String: Value]
     /// A snapshot for statistics (entry counts).
     let snapshot: Snapshot
+    /// The collection's documents table.
+    let docs: StorageTable
 }
 
 /// How an index ranks against the other ways to read a source: a path that must be used
@@ -145,8 +147,8 @@ struct AccessCandidate {
 
 /// A chosen index access path: makes the row source and describes itself for EXPLAIN.
 protocol IndexAccessPlan: Sendable {
-    /// The index read.
-    var index: IndexStore { get }
+    /// The index read (nil for the primary key).
+    var index: IndexStore? { get }
     /// Later sources this path binds as well (the UNNEST chain an array index serves).
     var boundSources: [Int] { get }
     /// The row source of `slot`, reading documents from `docs`.
@@ -159,7 +161,7 @@ protocol IndexAccessPlan: Sendable {
 
 /// What EXPLAIN shows of an index access path.
 struct IndexAccessExplanation {
-    enum Access { case lookup, rangeScan, arrayScan, fullText }
+    enum Access { case lookup, rangeScan, arrayScan, fullText, primaryKeyLookup, primaryKeyScan }
     var access: Access
     /// The key points or range as text (`city=?`).
     var keyRange: String?

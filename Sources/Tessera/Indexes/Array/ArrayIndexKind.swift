@@ -114,7 +114,7 @@ extension KeyedPlanning {
         }
         let (equalities, used, rangeConstraint) = KeyedPlanning.constrainPrefix(byColumn, columns: exprs.count)
         guard !used.isEmpty else { return nil }
-        var scan = KeyRangeScanPlan(index: index, descending: false, covering: false,
+        var scan = KeyRangeScanPlan(store: index, descending: false, covering: false,
                                     describedPredicates: used.map(\.text).joined(separator: " AND "), satisfied: [], expressions: exprs)
         scan.arraySources = chain
         scan.keys = IndexScanKeys(equalities: equalities, rangeConstraint: rangeConstraint)

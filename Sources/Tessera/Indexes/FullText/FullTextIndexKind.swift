@@ -51,7 +51,7 @@ struct FullTextPlan: IndexAccessPlan {
     /// Deliver rows by descending rank (`ORDER BY rank(index) DESC` is satisfied).
     var rankOrdered = false
 
-    var index: IndexStore { store }
+    var index: IndexStore? { store }
     var boundSources: [Int] { [] }
 
     func makeRowSource(slot: Int, docs: StorageTable, includeDeleted: Bool, parameters: [String: Value],

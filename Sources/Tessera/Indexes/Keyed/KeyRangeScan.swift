@@ -32,10 +32,10 @@ final class KeyRangeScan: RowSource {
         // An array index has one entry per (element values, document): a lookup that fixes
         // every column meets each document at most once per key range (several ranges are
         // deduplicated below); a prefix or range lookup can meet it once per element.
-        let columns = max(1, plan.index.expressions.count)
+        let columns = max(1, plan.store.expressions.count)
         let pointLookup = plan.keys.rangeConstraint == nil && plan.keys.equalities.count == columns
         dedupe = !plan.arraySources.isEmpty && !pointLookup
-        coveredPaths = plan.covering ? plan.index.expressions.map { e in
+        coveredPaths = plan.covering ? plan.store.expressions.map { e in
             if case .sourcePath(_, let p) = e { return p } else { return [] }
         } : nil
         super.init(slot: slot)
@@ -51,7 +51,7 @@ final class KeyRangeScan: RowSource {
     }
 
     override func reset(_ ctx: ExecContext) throws {
-        if cursor == nil { cursor = try ctx.txn.cursor(plan.index.table) }
+        if cursor == nil { cursor = try ctx.txn.cursor(plan.store.table) }
         seen.removeAll(keepingCapacity: true)
         rangeIndex = 0
         positioned = false
@@ -122,7 +122,7 @@ final class KeyRangeScan: RowSource {
                    try DocumentFetch.bind(ctx, slot: slot, table: docs, id: id, includeDeleted: includeDeleted),
                    m == .inside || recheck.allSatisfy({ Semantics.truth($0(ctx)) == .true }),
                    let body = ctx.slots[slot].body {
-                    members.append((plan.index.expressionValues(body: body, txn: ctx.txn), Array(id), ctx.slots[slot]))
+                    members.append((plan.store.expressionValues(body: body, txn: ctx.txn), Array(id), ctx.slots[slot]))
                 }
             }
             ok = plan.descending ? try cursor.prev() : try cursor.next()

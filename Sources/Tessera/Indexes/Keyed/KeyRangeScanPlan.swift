@@ -1,6 +1,7 @@
 /// A scan of a value or array index over key ranges built when the scan starts.
 struct KeyRangeScanPlan: IndexAccessPlan {
-    var index: IndexStore
+    var store: IndexStore
+    var index: IndexStore? { store }
     /// Visit in descending key order (ORDER BY … DESC satisfied by the index).
     var descending: Bool
     /// The index holds every value the query needs: the body is never read.

@@ -65,7 +65,7 @@ extension KeyedPlanning {
 
         let satisfied = used.filter { $0.exact && !onTerms.contains($0.term) }.map(\.term)
         let described = used.map(\.text).joined(separator: " AND ")
-        var scan = KeyRangeScanPlan(index: index, descending: descending, covering: false,
+        var scan = KeyRangeScanPlan(store: index, descending: descending, covering: false,
                                  describedPredicates: described, satisfied: satisfied, expressions: exprs)
         scan.keys = IndexScanKeys(equalities: equalities, rangeConstraint: rangeConstraint)
         scan.ordered = satisfiesOrder

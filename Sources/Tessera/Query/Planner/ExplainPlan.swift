@@ -16,6 +16,10 @@ public struct ExplainPlan: Sendable, CustomStringConvertible {
         case unnest
         /// Rows bound by an array-index scan of a later source.
         case boundByArrayIndex
+        /// Lookups of document IDs in the documents table (`meta().id = ?`, `IN`).
+        case primaryKeyLookup
+        /// A scan of the documents table over an ID range or in ID order.
+        case primaryKeyScan
     }
 
     /// One source, in join order.
@@ -76,8 +80,10 @@ public struct ExplainPlan: Sendable, CustomStringConvertible {
                 case .rangeScan: s.access = .indexScan
                 case .arrayScan: s.access = .arrayIndexScan
                 case .fullText: s.access = .fullText
+                case .primaryKeyLookup: s.access = .primaryKeyLookup
+                case .primaryKeyScan: s.access = .primaryKeyScan
                 }
-                s.index = access.index.definition.name
+                s.index = access.index?.definition.name
                 s.keyRange = e.keyRange
                 s.covering = e.covering
                 s.arrayAlias = e.arrayAlias
@@ -125,6 +131,12 @@ public struct ExplainPlan: Sendable, CustomStringConvertible {
             case .arrayIndexScan:
                 line = "SEARCH \(s.arrayAlias ?? s.alias) USING ARRAY INDEX \(s.index!)" + (s.keyRange.map { " (\($0))" } ?? "")
                     + (s.arrayAlias != nil ? " FOR \(s.alias)" : "")
+            case .primaryKeyLookup, .primaryKeyScan:
+                if let r = s.keyRange {
+                    line = "SEARCH \(s.alias) USING PRIMARY KEY (\(r))"
+                } else {
+                    line = "SCAN \(s.alias) USING PRIMARY KEY ORDER"
+                }
             case .fullText:
                 line = "SEARCH \(s.alias) USING FULL-TEXT INDEX \(s.index!) (MATCH \(s.index!))" + (s.rankOrdered ? " BY RANK" : "")
             }

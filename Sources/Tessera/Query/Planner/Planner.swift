@@ -49,7 +49,7 @@ struct Planner {
     /// Kinds are asked in registry order and indexes in catalogue order; on equal cost the
     /// first offer stays.
     private func bestIndexAccess(for src: SourceInfo, store: CollectionStore, terms: [BoundExpr]) throws -> AccessCandidate? {
-        let request = AccessRequest(query: query, source: src, terms: terms, parameters: parameters, snapshot: txn)
+        let request = AccessRequest(query: query, source: src, terms: terms, parameters: parameters, snapshot: txn, docs: store.docs)
         var best: AccessCandidate?
         for kind in IndexKinds.all {
             for index in store.indexes where type(of: index.kind) == kind {
@@ -58,6 +58,10 @@ struct Planner {
                     best = candidate
                 }
             }
+        }
+        for candidate in try PrimaryKeyAccess.accessPaths(for: request) {
+            if let b = best, !(b.cost < candidate.cost) { continue }
+            best = candidate
         }
         return best
     }

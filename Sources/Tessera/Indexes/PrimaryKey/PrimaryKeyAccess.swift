@@ -1,0 +1,236 @@
+// The document table's key, `meta().id`, as an access path (SPEC §9.2 "The primary key"):
+// `=`, `IN`, ranges, `BETWEEN` and `LIKE 'prefix%'` on it become key lookups or key-range
+// scans of the documents table, and `ORDER BY meta().id [DESC]` is that table's order.
+// Not a registered kind — it has no definition, tables or maintenance of its own — but it
+// offers the planner `AccessCandidate`s like one.
+
+/// The access paths the primary key offers for a collection source.
+enum PrimaryKeyAccess {
+    static func accessPaths(for request: AccessRequest) throws -> [AccessCandidate] {
+        let planning = KeyedPlanning(request: request)
+        let src = request.source
+        let q = request.query
+        let idExpr = BoundExpr.meta(0, .id)
+        var used: [KeyedPlanning.ColumnTerm] = []
+        var byColumn: [Int: [KeyedPlanning.ColumnTerm]] = [:]
+        for t in planning.candidateTerms {
+            if let m = planning.match(term: t, expressions: [idExpr], columnName: { _ in "id" }) {
+                byColumn[0, default: []].append(m)
+            }
+        }
+        let (equalities, usedTerms, range) = KeyedPlanning.constrainPrefix(byColumn, columns: 1)
+        used = usedTerms
+        // ORDER BY meta().id [DESC] on a lone source: the table's own order.
+        var delivers = false
+        var descending = false
+        if q.sources.count == 1, !q.isAggregating, !q.distinct, q.orderBy.count == 1,
+           KeyedPlanning.rebase(q.orderBy[0].expr, from: src.index) == idExpr {
+            delivers = true
+            descending = q.orderBy[0].descending
+        }
+        guard !used.isEmpty || delivers else { return [] }
+        let docs = try request.snapshot.count(request.docs)
+        let points = equalities.first?.count
+        let plan = PrimaryKeyScanPlan(points: equalities.first, range: range, descending: descending,
+                                      describedPredicates: used.map(\.text).joined(separator: " AND "))
+        let cost = AccessCost(equalityColumns: points == nil ? 0 : 1, rangeColumns: range == nil ? 0 : 1,
+                              deliversOrder: delivers ? 1 : 0, estimatedRows: points ?? docs)
+        // IDs are strings compared byte by byte (the table's order), and the scan resolves a
+        // bound of another type by SPEC §5.4's type order, NULL and MISSING as never TRUE:
+        // exact terms leave the filter (ON terms stay, for LEFT JOIN's null-extended rows).
+        let satisfied = used.filter { $0.exact && !planning.onTerms.contains($0.term) }.map(\.term)
+        return [AccessCandidate(plan: plan, satisfied: satisfied, deliversOrder: delivers, cost: cost)]
+    }
+}
+
+/// Lookups or a key-range scan of a collection's documents table by ID.
+struct PrimaryKeyScanPlan: IndexAccessPlan {
+    /// `=` / `IN`: the IDs to look up.
+    var points: [BoundExpr]?
+    /// A range or prefix (when there are no points).
+    var range: ColumnConstraint?
+    /// Visit IDs in descending order.
+    var descending: Bool
+    var describedPredicates: String
+
+    var index: IndexStore? { nil }
+    var boundSources: [Int] { [] }
+
+    func makeRowSource(slot: Int, docs: StorageTable, includeDeleted: Bool, parameters: [String: Value],
+                       rowsWanted: Int?) throws -> RowSource {
+        PrimaryKeyScan(slot: slot, plan: self, docs: docs, includeDeleted: includeDeleted)
+    }
+
+    func explain(sources: [SourceInfo]) -> IndexAccessExplanation {
+        IndexAccessExplanation(access: points != nil ? .primaryKeyLookup : .primaryKeyScan,
+                               keyRange: describedPredicates.isEmpty ? nil : describedPredicates)
+    }
+}
+
+/// Reads documents by ID: point lookups, or a cursor over an ID range in either direction.
+final class PrimaryKeyScan: RowSource {
+    let plan: PrimaryKeyScanPlan
+    let docs: StorageTable
+    let includeDeleted: Bool
+    private let pointEvaluators: [Evaluator]
+    private let lowerEvaluator: Evaluator?
+    private let upperEvaluator: Evaluator?
+    @exclusivity(unchecked) private var keys: [[UInt8]] = []
+    @exclusivity(unchecked) private var keyPosition = 0
+    /// Range scan state.
+    @exclusivity(unchecked) private var cursor: KeyCursor?
+    @exclusivity(unchecked) private var lower: (key: [UInt8], inclusive: Bool)?
+    @exclusivity(unchecked) private var upper: (key: [UInt8], inclusive: Bool)?
+    @exclusivity(unchecked) private var prefix: [UInt8]?
+    @exclusivity(unchecked) private var empty = false
+    @exclusivity(unchecked) private var started = false
+
+    init(slot: Int, plan: PrimaryKeyScanPlan, docs: StorageTable, includeDeleted: Bool) {
+        self.plan = plan
+        self.docs = docs
+        self.includeDeleted = includeDeleted
+        pointEvaluators = (plan.points ?? []).map { ExpressionCompiler.compile($0) }
+        if case .range(let lo, let hi)? = plan.range {
+            lowerEvaluator = lo.map { ExpressionCompiler.compile($0.0) }
+            upperEvaluator = hi.map { ExpressionCompiler.compile($0.0) }
+        } else {
+            lowerEvaluator = nil
+            upperEvaluator = nil
+        }
+        super.init(slot: slot)
+    }
+
+    /// A bound's value: a literal as written; anything else that is NULL or MISSING makes the
+    /// comparison never TRUE (nil).
+    private static func value(_ e: BoundExpr, _ f: Evaluator, _ ctx: ExecContext) -> Value? {
+        if case .literal(let v) = e { return v }
+        let v = f(ctx)
+        return v.isMissing || v.isNull ? nil : v
+    }
+
+    override func reset(_ ctx: ExecContext) throws {
+        keyPosition = 0
+        started = false
+        empty = false
+        lower = nil
+        upper = nil
+        prefix = nil
+        if cursor == nil { cursor = try ctx.txn.cursor(docs) }
+        if let points = plan.points {
+            var ks: [[UInt8]] = []
+            for (e, f) in zip(points, pointEvaluators) {
+                // No document has an empty ID (and LMDB takes no empty key).
+                if case .string(let s)? = Self.value(e, f, ctx), !s.isEmpty { ks.append(Array(s.utf8)) }
+            }
+            ks.sort(by: bytesLess)
+            var unique: [[UInt8]] = []
+            for k in ks where unique.last != k { unique.append(k) }
+            keys = plan.descending ? unique.reversed() : unique
+            return
+        }
+        switch plan.range {
+        case .prefix(let p)?:
+            prefix = Array(p.utf8)
+        case .range(let lo, let hi)?:
+            // IDs are strings: a bound below the strings in SPEC §5.4's order leaves that side
+            // open, one above them leaves nothing.
+            if let (e, inclusive) = lo, let f = lowerEvaluator {
+                guard let v = Self.value(e, f, ctx) else { empty = true; return }
+                if case .string(let s) = v { lower = (Array(s.utf8), inclusive) } else if v.typeRank > 5 { empty = true }
+            }
+            if let (e, inclusive) = hi, let f = upperEvaluator {
+                guard let v = Self.value(e, f, ctx) else { empty = true; return }
+                if case .string(let s) = v { upper = (Array(s.utf8), inclusive) } else if v.typeRank < 5 { empty = true }
+            }
+        default:
+            break
+        }
+    }
+
+    /// Binds the document the cursor is on (false for a tombstone that is not wanted).
+    private func bindCurrent(_ ctx: ExecContext, _ c: KeyCursor) -> Bool {
+        let v = c.value
+        guard let header = DocumentRecord.header(v), !header.deleted || includeDeleted else { return false }
+        let s = ctx.slots + slot
+        s.pointee.state = .document
+        s.pointee.id = c.key
+        s.pointee.record = header
+        s.pointee.body = BinaryValue.root(DocumentRecord.body(v))
+        return true
+    }
+
+    /// True while the cursor's key is inside the range (in the scan's direction).
+    private func inside(_ key: UnsafeRawBufferPointer) -> Bool {
+        if let prefix { return keyHasPrefix(key, prefix) }
+        if plan.descending {
+            if let lower {
+                let c = compareStoredKeys(key, lower.key)
+                return c > 0 || (c == 0 && lower.inclusive)
+            }
+        } else if let upper {
+            let c = compareStoredKeys(key, upper.key)
+            return c < 0 || (c == 0 && upper.inclusive)
+        }
+        return true
+    }
+
+    override func next(_ ctx: ExecContext) throws -> Bool {
+        if plan.points != nil {
+            while keyPosition < keys.count {
+                let k = keys[keyPosition]
+                keyPosition += 1
+                // The ID bytes must outlive this call: bind from the table's own key.
+                guard let c = cursor else { return false }
+                if try k.withUnsafeBytes({ try c.seekExact($0) }), bindCurrent(ctx, c) { return true }
+            }
+            return false
+        }
+        guard let c = cursor, !empty else { return false }
+        var ok: Bool
+        if !started {
+            started = true
+            if plan.descending {
+                if let upper, upper.key.isEmpty {
+                    ok = false // every ID is after ""
+                } else if let upper {
+                    ok = try c.seekLast(atOrBefore: upper.key)
+                    if ok && !upper.inclusive && compareStoredKeys(c.key, upper.key) == 0 { ok = try c.prev() }
+                } else if let prefix {
+                    // The last key with this prefix: just before the first key after it.
+                    var after = prefix
+                    while let last = after.last, last == 0xFF { after.removeLast() }
+                    if after.isEmpty {
+                        ok = try c.last()
+                    } else {
+                        after[after.count - 1] += 1
+                        ok = try c.seek(after) ? try c.prev() : try c.last()
+                    }
+                } else {
+                    ok = try c.last()
+                }
+            } else {
+                if let lower, !lower.key.isEmpty {
+                    ok = try c.seek(lower.key)
+                    if ok && !lower.inclusive && compareStoredKeys(c.key, lower.key) == 0 { ok = try c.next() }
+                } else if let prefix, !prefix.isEmpty {
+                    ok = try c.seek(prefix)
+                } else {
+                    ok = try c.first()
+                }
+            }
+        } else {
+            ok = plan.descending ? try c.prev() : try c.next()
+        }
+        while ok {
+            guard inside(c.key) else { return false }
+            if bindCurrent(ctx, c) { return true }
+            ok = plan.descending ? try c.prev() : try c.next()
+        }
+        return false
+    }
+
+    override func close() {
+        cursor?.close()
+        cursor = nil
+    }
+}

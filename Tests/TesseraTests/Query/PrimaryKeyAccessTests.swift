@@ -1,0 +1,119 @@
+import Testing
+@testable import Tessera
+
+/// `meta().id` predicates and ORDER BY run as primary-key lookups and ID-range scans, and return
+/// exactly what a full scan returns (the same predicate written so no path can use it).
+@Suite("Primary key access")
+struct PrimaryKeyAccessTests {
+    static func makeDatabase(seed: UInt64) throws -> (Database, [String]) {
+        var r = SplitMix64(seed: seed)
+        let db = try Database.temporary()
+        let c = try db.createCollection(name: "hotels")
+        let other = try db.createCollection(name: "refs")
+        var ids: [String] = []
+        let stems = ["a", "ab", "abc", "b", "ba", "bz", "h", "hotel", "hotel_", "z", "é", "Z", "-1", "0"]
+        try db.inBatch {
+            for i in 0..<400 {
+                let id = r.pick(stems) + String(r.int(60)) + (r.chance(0.1) ? "\u{FFFF}" : "")
+                ids.append(id)
+                try c.save(id: id, json: #"{"n":\#(i),"city":"c\#(r.int(5))"}"#)
+                try other.save(id: "r\(i)", json: #"{"ref":"\#(r.chance(0.8) ? id : "missing\(i)")"}"#)
+            }
+        }
+        // Tombstones and purges.
+        for id in Set(ids.prefix(30)) where r.chance(0.5) { try c.delete(id: id) }
+        for id in Set(ids.suffix(30)) where r.chance(0.5) { try? c.purge(id: id) }
+        return (db, Array(Set(ids)).sorted())
+    }
+
+    static func literal(_ s: String) -> String { "'" + s.replacingOccurrences(of: "'", with: "''") + "'" }
+
+    static func randomPredicate(_ r: inout SplitMix64, ids: [String]) -> String {
+        let id = r.chance(0.8) ? r.pick(ids) : r.pick(["", "a", "hotel", "zz", "\u{FFFF}", "b5"])
+        let other = r.pick(ids)
+        switch r.int(12) {
+        case 0: return "ID = \(literal(id))"
+        case 1: return "ID IN (\(literal(id)), \(literal(other)), 'nope', 3)"
+        case 2: return "ID < \(literal(id))"
+        case 3: return "ID <= \(literal(id))"
+        case 4: return "ID > \(literal(id))"
+        case 5: return "ID >= \(literal(id))"
+        case 6: return "ID BETWEEN \(literal(min(id, other))) AND \(literal(max(id, other)))"
+        case 7: return "ID LIKE \(literal(String(id.prefix(r.int(3))) + "%"))"
+        case 8: return "ID > \(r.pick(["1", "NULL", "TRUE", "[1]", "{}"]))"
+        case 9: return "ID < \(r.pick(["1", "NULL", "[1]", "{}"]))"
+        case 10: return "ID IS NOT NULL AND ID >= \(literal(id))"
+        default: return "ID = \(literal(id)) OR city = 'c1'"
+        }
+    }
+
+    /// Runs `sql` twice: with `meta().id`, and with `(meta().id || '')` (the same value, no access path).
+    static func rows(_ db: Database, _ sql: String, pk: Bool) throws -> [String] {
+        let text = sql.replacingOccurrences(of: "ID", with: pk ? "meta().id" : "(meta().id || '')")
+        return try db.createQuery(text).execute().allResults().map { $0.toJSON() }
+    }
+
+    @Test("random meta().id predicates, orders and limits equal a full scan", arguments: [UInt64(1), 2, 3])
+    func equivalence(seed: UInt64) throws {
+        let (db, ids) = try Self.makeDatabase(seed: seed)
+        defer { try? db.close() }
+        var r = SplitMix64(seed: seed &* 7919)
+        var usedPrimaryKey = 0
+        for _ in 0..<150 {
+            let wherePart = r.chance(0.9) ? " WHERE " + Self.randomPredicate(&r, ids: ids) : ""
+            let order = r.pick(["", " ORDER BY ID", " ORDER BY ID DESC"])
+            let limit = order.isEmpty || r.chance(0.4) ? "" : " LIMIT \(r.int(20)) OFFSET \(r.int(3))"
+            let sql = "SELECT ID AS id, n FROM hotels" + wherePart + order + limit
+            var a = try Self.rows(db, sql, pk: true)
+            var b = try Self.rows(db, sql, pk: false)
+            if order.isEmpty { a.sort(); b.sort() }
+            #expect(a == b, "\(sql)")
+            let plan = try db.createQuery(sql.replacingOccurrences(of: "ID", with: "meta().id")).explain()
+            if plan.contains("PRIMARY KEY") { usedPrimaryKey += 1 }
+        }
+        #expect(usedPrimaryKey > 100)
+    }
+
+    @Test("EXPLAIN names the primary key; ORDER BY meta().id needs no sort")
+    func explain() throws {
+        let (db, _) = try Self.makeDatabase(seed: 9)
+        defer { try? db.close() }
+        #expect(try db.createQuery("SELECT n FROM hotels WHERE meta().id = $id").explain() == "SEARCH hotels USING PRIMARY KEY (id=?)")
+        #expect(try db.createQuery("SELECT n FROM hotels WHERE meta().id IN ('a', 'b')").explain() == "SEARCH hotels USING PRIMARY KEY (id IN (2))")
+        #expect(try db.createQuery("SELECT n FROM hotels WHERE meta().id LIKE 'ho%'").explain() == "SEARCH hotels USING PRIMARY KEY (id LIKE 'ho%')")
+        let ordered = try db.createQuery("SELECT meta().id FROM hotels ORDER BY meta().id DESC LIMIT 5").explain()
+        #expect(ordered.hasPrefix("SCAN hotels USING PRIMARY KEY ORDER"), "\(ordered)")
+        #expect(!ordered.contains("TEMP B-TREE"), "\(ordered)")
+        let ranged = try db.createQuery("SELECT meta().id FROM hotels WHERE meta().id >= $x ORDER BY meta().id LIMIT 20").explain()
+        #expect(ranged.hasPrefix("SEARCH hotels USING PRIMARY KEY (id>=?)"), "\(ranged)")
+        #expect(!ranged.contains("TEMP B-TREE"), "\(ranged)")
+    }
+
+    @Test("a JOIN on meta(b).id looks the inner document up per outer row")
+    func joinLookup() throws {
+        let (db, _) = try Self.makeDatabase(seed: 4)
+        defer { try? db.close() }
+        let sql = "SELECT meta(r).id AS r, h.n FROM refs AS r JOIN hotels AS h ON ID = r.ref ORDER BY meta(r).id"
+        let pkText = sql.replacingOccurrences(of: "ID", with: "meta(h).id")
+        let plan = try db.createQuery(pkText).explain()
+        #expect(plan.contains("SEARCH h USING PRIMARY KEY (id=?)"), "\(plan)")
+        let a = try db.createQuery(pkText).execute().allResults().map { $0.toJSON() }
+        let b = try db.createQuery(sql.replacingOccurrences(of: "ID", with: "(meta(h).id || '')")).execute().allResults().map { $0.toJSON() }
+        #expect(a == b)
+        #expect(a.count > 200)
+    }
+
+    @Test("tombstones are seen only when the query asks for meta().deleted")
+    func tombstones() throws {
+        let db = try Database.temporary()
+        defer { try? db.close() }
+        let c = try db.createCollection(name: "hotels")
+        try c.save(id: "a", json: #"{"n":1}"#)
+        try c.save(id: "b", json: #"{"n":2}"#)
+        try c.delete(id: "a")
+        let live = try db.createQuery("SELECT meta().id AS id FROM hotels WHERE meta().id IN ('a', 'b')").execute().allResults()
+        #expect(live.map { $0.string(forKey: "id") } == ["b"])
+        let all = try db.createQuery("SELECT meta().id AS id, meta().deleted AS d FROM hotels WHERE meta().id = 'a'").execute().allResults()
+        #expect(all.count == 1 && all[0].bool(forKey: "d"))
+    }
+}
