@@ -129,7 +129,7 @@ public final class Query: @unchecked Sendable {
             // The plan depends on the catalogue (and, loosely, index sizes), not on parameter
             // values: reuse it until the catalogue changes, with this execution's LIMIT/OFFSET.
             let cacheable = database.currentWrite() == nil
-            let planner = Planner(query: q, stores: stores, parameters: params, txn: txn)
+            let planner = Planner(query: q, stores: stores, parameters: params, txn: txn, counters: database.metaTable)
             if cacheable, var plan = cachedPlan.withLock({ $0 }).flatMap({ $0.version == catalog.version ? $0.plan : nil }) {
                 try planner.applyLimits(&plan)
                 return (plan, params)
@@ -138,7 +138,7 @@ public final class Query: @unchecked Sendable {
             if cacheable { cachedPlan.withLock { $0 = (catalog.version, plan) } }
             return (plan, params)
         }
-        let plan = try database.read { txn in try Planner(query: q, stores: stores, parameters: params, txn: txn).plan() }
+        let plan = try database.read { txn in try Planner(query: q, stores: stores, parameters: params, txn: txn, counters: database.metaTable).plan() }
         return (plan, params)
     }
 
@@ -152,7 +152,9 @@ public final class Query: @unchecked Sendable {
         let owned: Snapshot?
         let txn: Snapshot
         if let ctx = database.currentWrite() {
+            // Reads inside a batch see its saves: queued index work and the counters.
             try ctx.txn.flushPendingWork()
+            try ctx.flushCounters()
             txn = ctx.txn
             owned = nil
         } else {

@@ -64,8 +64,7 @@ final class WriteContext {
     }
 
     static func readCounter(txn: Snapshot, meta: StorageTable, name: String) throws -> UInt64 {
-        guard let raw = try txn.get(meta, key: name), raw.count == 8 else { return 0 }
-        return UInt64(littleEndian: raw.loadUnaligned(as: UInt64.self))
+        try txn.counter(name, in: meta)
     }
 
     func createCollection(_ key: CollectionKey) throws {

@@ -43,6 +43,14 @@ protocol IndexKind: AnyObject, Sendable {
     /// answer MATCH (nil for the others).
     func matches(_ index: IndexStore, snapshot: Snapshot, query: String) throws -> [[UInt8]: Double]?
 
+    /// Whether this index can give the smallest or largest non-NULL, non-MISSING value of
+    /// `expression` (bound to slot 0) over every live document by reading one end of itself.
+    func answersExtreme(_ index: IndexStore, of expression: BoundExpr) -> Bool
+
+    /// That value (`.null` when every document's value is NULL or MISSING), or nil when the
+    /// index cannot tell after all (the end entry holds a truncated value).
+    func extremeValue(_ index: IndexStore, largest: Bool, snapshot: Snapshot) throws -> Value?
+
     /// Whether `MATCH(name, …)` and `RANK(name)` may name indexes of this kind.
     static var answersMatch: Bool { get }
 
@@ -65,6 +73,8 @@ extension IndexKind {
     static func needsRebuild(fromFormat format: UInt32) -> Bool { false }
     func matches(_ index: IndexStore, snapshot: Snapshot, query: String) throws -> [[UInt8]: Double]? { nil }
     static var optionKeys: Set<String> { [] }
+    func answersExtreme(_ index: IndexStore, of expression: BoundExpr) -> Bool { false }
+    func extremeValue(_ index: IndexStore, largest: Bool, snapshot: Snapshot) throws -> Value? { nil }
     static func options(fromJSON object: [String: Value]) throws -> [String: Value] { [:] }
 }
 

@@ -46,6 +46,14 @@ class Snapshot {
         try lmdb.get(table, key: key)
     }
 
+    /// A 64-bit counter stored little-endian under `name` in `table` (0 when absent): the
+    /// per-collection last sequence (`seq:<scope>.<collection>`) and live-document count
+    /// (`count:…`) in the `meta` table.
+    final func counter(_ name: String, in table: StorageTable) throws -> UInt64 {
+        guard let raw = try lmdb.get(table, key: name), raw.count == 8 else { return 0 }
+        return UInt64(littleEndian: raw.loadUnaligned(as: UInt64.self))
+    }
+
     /// The number of entries of a table (read from its root page: O(1)).
     final func count(_ table: StorageTable) throws -> Int { try lmdb.count(table) }
 

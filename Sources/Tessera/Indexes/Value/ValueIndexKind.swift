@@ -16,6 +16,22 @@ final class ValueIndexKind: KeyedIndexKind {
         return [IndexKey.make(values: index.evaluate(ctx), docID: docID).key]
     }
 
+    /// MIN/MAX of the leading expression of a full (not partial) index: its first entry after
+    /// the NULLs, or its last entry.
+    func answersExtreme(_ index: IndexStore, of expression: BoundExpr) -> Bool {
+        index.whereClause == nil && index.expressions.first == expression
+    }
+
+    func extremeValue(_ index: IndexStore, largest: Bool, snapshot: Snapshot) throws -> Value? {
+        try snapshot.withCursor(index.table) { c -> Value? in
+            // Keys sort MISSING < NULL < every other value (SPEC §5.4).
+            let found = largest ? try c.last() : try c.seek(IndexKey.lowerBound(for: [.null], inclusive: false))
+            guard found else { return .null }
+            guard let values = try IndexKey.values(fromKey: c.key), let v = values.first else { return nil }
+            return v.isMissing ? .null : v
+        }
+    }
+
     func accessPaths(_ index: IndexStore, for request: AccessRequest) throws -> [AccessCandidate] {
         let planning = KeyedPlanning(request: request)
         var proven: [BoundExpr] = []

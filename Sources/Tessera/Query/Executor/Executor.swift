@@ -204,6 +204,22 @@ final class Executor {
         return a.ordinal < b.ordinal
     }
 
+    /// The aggregates read from counters and index ends, or nil when one of them cannot be
+    /// (the rows are then aggregated as usual).
+    private func shortcutAggregates(_ sources: [AggregateSource]) throws -> [Value]? {
+        var values: [Value] = []
+        for source in sources {
+            switch source {
+            case .liveCount(let counters, let name):
+                values.append(.int(Int64(bitPattern: try ctx.txn.counter(name, in: counters))))
+            case .extreme(let index, let largest):
+                guard let v = try index.kind.extremeValue(index, largest: largest, snapshot: ctx.txn) else { return nil }
+                values.append(v)
+            }
+        }
+        return values
+    }
+
     /// Runs the whole pipeline above the joins and returns the final rows.
     private func materialize() throws -> [[ResultCell]] {
         var candidates: [Candidate] = []
@@ -226,7 +242,12 @@ final class Executor {
             if topK != nil { heap.insert(c) } else { candidates.append(c) }
         }
 
-        if plan.query.isAggregating {
+        if let shortcut = plan.aggregateShortcut, let values = try shortcutAggregates(shortcut) {
+            // One row, as for any aggregate query without GROUP BY.
+            ctx.restore(Array(repeating: SourceSlot(), count: ctx.slotCount))
+            for (i, v) in values.enumerated() { ctx.aggregateValues[i] = v }
+            if having.map({ Semantics.truth($0(ctx)) == .true }) ?? true { accept(project()) }
+        } else if plan.query.isAggregating {
             var groups: [[Value]: Int] = [:]
             var states: [(slots: [SourceSlot], aggregates: [AggregateState])] = []
             let calls = plan.query.aggregates

@@ -58,6 +58,9 @@ public struct ExplainPlan: Sendable, CustomStringConvertible {
     public var limit: Int?
     /// OFFSET.
     public var offset: Int
+    /// For an aggregate query answered without reading documents: where each aggregate's
+    /// value comes from (`count(*) from the live-document counter of hotels`), else empty.
+    public var aggregateReads: [String] = []
 
     /// Names of every index the plan uses.
     public var indexesUsed: [String] { sources.compactMap(\.index) }
@@ -110,12 +113,27 @@ public struct ExplainPlan: Sendable, CustomStringConvertible {
         distinct = q.distinct
         limit = plan.limit
         offset = plan.offset
+        if let shortcut = plan.aggregateShortcut {
+            let alias = q.sources.first?.alias ?? ""
+            aggregateReads = zip(q.aggregates, shortcut).map { call, source in
+                let text = call.name.uppercased() + "(" + (call.args.isEmpty ? "*" : call.args.map { printer.print($0) }.joined(separator: ", ")) + ")"
+                switch source {
+                case .liveCount: return "\(text) FROM THE LIVE-DOCUMENT COUNTER OF \(alias)"
+                case .extreme(let index, let largest):
+                    return "\(text) FROM THE \(largest ? "LAST" : "FIRST") ENTRY OF INDEX \(index.definition.name)"
+                }
+            }
+        }
     }
 
     /// The plan in SQLite's EXPLAIN QUERY PLAN vocabulary, one line per step.
     public var text: String {
         var lines: [String] = []
-        for s in sources {
+        if !aggregateReads.isEmpty {
+            // Nothing is scanned: each aggregate is one read.
+            lines = aggregateReads.map { "AGGREGATE " + $0 }
+        }
+        for s in sources where aggregateReads.isEmpty {
             var line: String
             switch s.access {
             case .fullScan: line = "SCAN \(s.alias)"
@@ -144,7 +162,7 @@ public struct ExplainPlan: Sendable, CustomStringConvertible {
             lines.append(line)
             if let f = s.filter { lines.append("  FILTER \(f)") }
         }
-        if grouping != nil { lines.append("USE TEMP B-TREE FOR GROUP BY") }
+        if grouping != nil && aggregateReads.isEmpty { lines.append("USE TEMP B-TREE FOR GROUP BY") }
         if distinct { lines.append("USE TEMP B-TREE FOR DISTINCT") }
         switch sort {
         case "none": break

@@ -10,6 +10,8 @@ struct Planner {
     let parameters: [String: Value]
     /// A read transaction for statistics (index entry counts).
     let txn: Snapshot
+    /// The table of per-collection counters (live documents, last sequence).
+    let counters: StorageTable
 
     func plan() throws -> QueryPlan {
         let q = query
@@ -41,8 +43,32 @@ struct Planner {
         }
 
         var plan = QueryPlan(query: q, sources: sources, sort: .none, orderSatisfied: orderSatisfied, limit: nil, offset: 0)
+        plan.aggregateShortcut = aggregateShortcut()
         try applyLimits(&plan)
         return plan
+    }
+
+    /// SPEC §9.2: `count(*)` of a whole collection from its live-document counter, `MIN`/`MAX`
+    /// of an index's leading expression from one end of the index — when the query has one
+    /// collection source, no WHERE, no GROUP BY, does not ask for tombstones, and every
+    /// aggregate can be read so.
+    private func aggregateShortcut() -> [AggregateSource]? {
+        let q = query
+        guard q.sources.count == 1, let src = q.sources.first, let key = src.collectionKey, !src.includeDeleted,
+              q.whereClause == nil, q.groupBy.isEmpty, !q.aggregates.isEmpty, let store = stores[key] else { return nil }
+        var out: [AggregateSource] = []
+        for call in q.aggregates {
+            let name = FunctionRegistry.upperASCII(call.name)
+            if name == "COUNT" && call.args.isEmpty {
+                out.append(.liveCount(counters: counters, name: "count:" + key.fullName))
+                continue
+            }
+            guard name == "MIN" || name == "MAX", call.args.count == 1,
+                  let expr = KeyedPlanning.rebase(call.args[0], from: src.index),
+                  let index = store.indexes.first(where: { $0.kind.answersExtreme($0, of: expr) }) else { return nil }
+            out.append(.extreme(index, largest: name == "MAX"))
+        }
+        return out
     }
 
     /// The cheapest path any index of the collection offers for `src` (nil: a full scan).

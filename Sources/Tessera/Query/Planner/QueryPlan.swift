@@ -42,4 +42,15 @@ struct QueryPlan {
     /// Constant LIMIT and OFFSET when known at plan time.
     var limit: Int?
     var offset: Int
+    /// Where each aggregate of a query without WHERE or GROUP BY can be read without
+    /// visiting the documents (nil: aggregate the rows).
+    var aggregateShortcut: [AggregateSource]? = nil
+}
+
+/// The value of one aggregate read from a counter or an end of an index.
+enum AggregateSource {
+    /// `COUNT(*)` of a whole collection: its live-document counter (`meta` key `name`).
+    case liveCount(counters: StorageTable, name: String)
+    /// `MIN`/`MAX` of an index's leading expression.
+    case extreme(IndexStore, largest: Bool)
 }
