@@ -23,7 +23,7 @@ public struct SourceLocation: Sendable, Hashable, CustomStringConvertible {
     }
 
     /// The location of synthesized nodes (QueryBuilder).
-    public static let none = SourceLocation(offset: -1, line: 0, column: 0)
+    package static let none = SourceLocation(offset: -1, line: 0, column: 0)
 
     /// Locations never affect AST equality.
     public static func == (_: SourceLocation, _: SourceLocation) -> Bool { true }
@@ -43,12 +43,12 @@ public enum PathComponent: Sendable, Hashable {
 }
 
 /// The metadata keys of `meta()`.
-public enum MetaKey: String, Sendable, Hashable, CaseIterable {
+package enum MetaKey: String, Sendable, Hashable, CaseIterable {
     case id, sequence, deleted, expiration, revisionID
 }
 
 /// Unary operators.
-public enum UnaryOperator: String, Sendable, Hashable {
+package enum UnaryOperator: String, Sendable, Hashable {
     /// `-x`
     case negate = "-"
     /// `+x`
@@ -58,7 +58,7 @@ public enum UnaryOperator: String, Sendable, Hashable {
 }
 
 /// Binary operators (LIKE, IN, BETWEEN and IS-tests have their own nodes).
-public enum BinaryOperator: String, Sendable, Hashable {
+package enum BinaryOperator: String, Sendable, Hashable {
     case or = "OR", and = "AND"
     case equal = "=", notEqual = "!="
     case less = "<", lessOrEqual = "<=", greater = ">", greaterOrEqual = ">="
@@ -71,17 +71,17 @@ public enum BinaryOperator: String, Sendable, Hashable {
 }
 
 /// Postfix tests: `IS [NOT] NULL`, `IS [NOT] MISSING`, `IS [NOT] VALUED`.
-public enum TestKind: String, Sendable, Hashable {
+package enum TestKind: String, Sendable, Hashable {
     case null = "NULL", missing = "MISSING", valued = "VALUED"
 }
 
 /// `ANY`, `EVERY`, `ANY AND EVERY` (SOME is a synonym of ANY).
-public enum Quantifier: String, Sendable, Hashable {
+package enum Quantifier: String, Sendable, Hashable {
     case any = "ANY", every = "EVERY", anyAndEvery = "ANY AND EVERY"
 }
 
 /// One collation keyword of a COLLATE clause.
-public enum CollationKeyword: Sendable, Hashable {
+package enum CollationKeyword: Sendable, Hashable {
     /// `UNICODE` or `UNICODE:locale`.
     case unicode(locale: String?)
     /// `NOUNICODE`.
@@ -97,41 +97,41 @@ public enum CollationKeyword: Sendable, Hashable {
 }
 
 /// `WHEN cond THEN result`.
-public struct WhenClause: Sendable, Hashable {
+package struct WhenClause: Sendable, Hashable {
     /// The condition (searched CASE) or the value compared with the operand (simple CASE).
-    public var when: Expr
+    package var when: Expr
     /// The result.
-    public var then: Expr
+    package var then: Expr
     /// Creates a clause.
-    public init(when: Expr, then: Expr) { self.when = when; self.then = then }
+    package init(when: Expr, then: Expr) { self.when = when; self.then = then }
 }
 
 /// A member of an object literal.
-public struct ObjectMember: Sendable, Hashable {
+package struct ObjectMember: Sendable, Hashable {
     /// The key.
-    public var key: String
+    package var key: String
     /// The value expression.
-    public var value: Expr
+    package var value: Expr
     /// Creates a member.
-    public init(key: String, value: Expr) { self.key = key; self.value = value }
+    package init(key: String, value: Expr) { self.key = key; self.value = value }
 }
 
 /// A reference to a full-text index in `match()` / `rank()`: `idx` or `alias.idx`.
-public struct IndexReference: Sendable, Hashable {
+package struct IndexReference: Sendable, Hashable {
     /// The source alias, when written `alias.idx`.
-    public var alias: String?
+    package var alias: String?
     /// The index name.
-    public var name: String
+    package var name: String
     /// Where it was written.
-    public var location: SourceLocation
+    package var location: SourceLocation
     /// Creates a reference.
-    public init(alias: String? = nil, name: String, location: SourceLocation = .none) {
+    package init(alias: String? = nil, name: String, location: SourceLocation = .none) {
         self.alias = alias; self.name = name; self.location = location
     }
 }
 
 /// A SQL++ expression.
-public indirect enum Expr: Sendable, Hashable {
+package indirect enum Expr: Sendable, Hashable {
     /// A literal scalar (also `TRUE FALSE NULL MISSING`).
     case literal(Value)
     /// `$name`.
@@ -176,7 +176,7 @@ public indirect enum Expr: Sendable, Hashable {
 }
 
 /// One column of SELECT.
-public enum ResultColumn: Sendable, Hashable {
+package enum ResultColumn: Sendable, Hashable {
     /// `*` or `alias.*`, optionally renamed.
     case star(source: String?, alias: String?)
     /// An expression, optionally `AS alias`.
@@ -184,28 +184,28 @@ public enum ResultColumn: Sendable, Hashable {
 }
 
 /// `[scope.]collection [AS alias]` in FROM or JOIN.
-public struct DataSourceReference: Sendable, Hashable {
+package struct DataSourceReference: Sendable, Hashable {
     /// The scope as written (nil when omitted).
-    public var scope: String?
+    package var scope: String?
     /// The collection as written (`_` and `_default` included).
-    public var collection: String
+    package var collection: String
     /// The explicit alias.
-    public var alias: String?
+    package var alias: String?
     /// Where it was written.
-    public var location: SourceLocation
+    package var location: SourceLocation
     /// Creates a data source reference.
-    public init(scope: String? = nil, collection: String, alias: String? = nil, location: SourceLocation = .none) {
+    package init(scope: String? = nil, collection: String, alias: String? = nil, location: SourceLocation = .none) {
         self.scope = scope; self.collection = collection; self.alias = alias; self.location = location
     }
 }
 
 /// Kinds of JOIN.
-public enum JoinKind: String, Sendable, Hashable {
+package enum JoinKind: String, Sendable, Hashable {
     case inner = "INNER JOIN", leftOuter = "LEFT OUTER JOIN", cross = "CROSS JOIN"
 }
 
 /// A JOIN or UNNEST following FROM, in the order written.
-public enum FromClauseItem: Sendable, Hashable {
+package enum FromClauseItem: Sendable, Hashable {
     /// `[INNER|LEFT [OUTER]|CROSS] JOIN source [ON condition]`.
     case join(JoinKind, DataSourceReference, on: Expr?)
     /// `UNNEST path [AS alias]`.
@@ -213,40 +213,40 @@ public enum FromClauseItem: Sendable, Hashable {
 }
 
 /// One ORDER BY key.
-public struct OrderingTerm: Sendable, Hashable {
+package struct OrderingTerm: Sendable, Hashable {
     /// The key expression (may carry a COLLATE).
-    public var expression: Expr
+    package var expression: Expr
     /// DESC.
-    public var descending: Bool
+    package var descending: Bool
     /// Creates a key.
-    public init(expression: Expr, descending: Bool = false) {
+    package init(expression: Expr, descending: Bool = false) {
         self.expression = expression; self.descending = descending
     }
 }
 
 /// A whole SELECT statement.
-public struct SelectStatement: Sendable, Hashable {
+package struct SelectStatement: Sendable, Hashable {
     /// `SELECT DISTINCT`.
-    public var distinct: Bool = false
+    package var distinct: Bool = false
     /// The result columns.
-    public var columns: [ResultColumn] = []
+    package var columns: [ResultColumn] = []
     /// The FROM source.
-    public var from: DataSourceReference
+    package var from: DataSourceReference
     /// JOINs and UNNESTs in written order.
-    public var joins: [FromClauseItem] = []
+    package var joins: [FromClauseItem] = []
     /// WHERE.
-    public var whereClause: Expr?
+    package var whereClause: Expr?
     /// GROUP BY.
-    public var groupBy: [Expr] = []
+    package var groupBy: [Expr] = []
     /// HAVING.
-    public var having: Expr?
+    package var having: Expr?
     /// ORDER BY.
-    public var orderBy: [OrderingTerm] = []
+    package var orderBy: [OrderingTerm] = []
     /// LIMIT.
-    public var limit: Expr?
+    package var limit: Expr?
     /// OFFSET.
-    public var offset: Expr?
+    package var offset: Expr?
 
     /// Creates a statement reading `from`.
-    public init(from: DataSourceReference) { self.from = from }
+    package init(from: DataSourceReference) { self.from = from }
 }

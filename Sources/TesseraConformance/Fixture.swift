@@ -1,5 +1,7 @@
 // A parsed conformance fixture (format 1). Unknown keys are errors, so typos never pass.
 
+import Tessera
+
 struct Fixture {
     struct CollectionSpec {
         var scope: String
@@ -52,7 +54,7 @@ struct Fixture {
     func setUp(_ db: Database) throws {
         for c in collections {
             let coll: Collection
-            if c.scope == CollectionKey.defaultName && (c.name == CollectionKey.defaultName || c.name == "_") {
+            if c.scope == FixtureFiles.defaultName && (c.name == FixtureFiles.defaultName || c.name == "_") {
                 coll = try db.defaultCollection()
             } else {
                 coll = try db.createCollection(name: c.name, scope: c.scope)
@@ -73,7 +75,7 @@ extension Fixture.CollectionSpec {
         guard case .object(let o) = v else { throw FixtureError(message: "\(ctx) must be an object") }
         for k in o.keys where !keys.contains(k) { throw FixtureError(message: "\(ctx): unknown key '\(k)'") }
         guard let name = o["name"]?.stringValue else { throw FixtureError(message: "\(ctx): 'name' (a string) is required") }
-        let scope = o["scope"]?.stringValue ?? CollectionKey.defaultName
+        let scope = o["scope"]?.stringValue ?? FixtureFiles.defaultName
         var rawDocs: [(Value, String)] = []
         switch (o["docs"], o["file"]) {
         case (.array(let list)?, nil):
@@ -174,9 +176,9 @@ struct IndexSpec {
 /// `coll` or `scope.coll`, as fixtures name collections.
 func resolveCollection(_ name: String, _ db: Database) throws -> Collection {
     let parts = name.split(separator: ".", maxSplits: 1).map(String.init)
-    let (scope, coll) = parts.count == 2 ? (parts[0], parts[1]) : (CollectionKey.defaultName, parts[0])
-    let s = scope == "_" ? CollectionKey.defaultName : scope
-    if s == CollectionKey.defaultName && (coll == "_" || coll == CollectionKey.defaultName) { return try db.defaultCollection() }
+    let (scope, coll) = parts.count == 2 ? (parts[0], parts[1]) : (FixtureFiles.defaultName, parts[0])
+    let s = scope == "_" ? FixtureFiles.defaultName : scope
+    if s == FixtureFiles.defaultName && (coll == "_" || coll == FixtureFiles.defaultName) { return try db.defaultCollection() }
     guard let c = try db.collection(name: coll, scope: s) else {
         throw FixtureError(message: "no collection '\(name)'")
     }
