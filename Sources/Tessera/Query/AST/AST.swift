@@ -35,7 +35,7 @@ public struct SourceLocation: Sendable, Hashable, CustomStringConvertible {
 }
 
 /// One step of a property path: `.name` or `[index]`.
-public enum PathComponent: Sendable, Hashable {
+package enum PathComponent: Sendable, Hashable {
     /// A member name (case-sensitive).
     case key(String)
     /// An array index; negative counts from the end.
