@@ -1,3 +1,8 @@
+// The LMDB module is an engine internal: its API is `package` (Tessera and its tests only),
+// never a product. Its declarations are also `@usableFromInline` so that the `@inlinable`
+// hot paths (cursor moves, get, put, `check`) still inline into Tessera across the module
+// boundary: `@inlinable package` code may only use public or `@usableFromInline` symbols.
+
 import CLMDB
 
 #if canImport(Glibc)
