@@ -110,16 +110,16 @@ enum BinaryFormat {
 /// `.invalid` or MISSING, never crash or loop.
 package struct BinaryValue {
     /// The whole encoded document.
-    package let buffer: UnsafeRawBufferPointer
+    let buffer: UnsafeRawBufferPointer
     /// The offset of this value's tag byte in `buffer`.
-    package let offset: Int
+    let offset: Int
 
     /// The deepest nesting that recursive walks (`toValue`, `isValid`) follow.
-    package static let maxDepth = 1024
+    static let maxDepth = 1024
 
     /// A view of the value at `offset` (not checked until read).
     @inlinable
-    package init(buffer: UnsafeRawBufferPointer, offset: Int) {
+    init(buffer: UnsafeRawBufferPointer, offset: Int) {
         self.buffer = buffer
         self.offset = offset
     }
@@ -161,7 +161,7 @@ package struct BinaryValue {
     }
 
     /// True for `null`.
-    package var isNull: Bool { tag == BinaryFormat.null }
+    var isNull: Bool { tag == BinaryFormat.null }
 
     /// The boolean, or nil for other kinds.
     package var bool: Bool? {
@@ -222,7 +222,7 @@ package struct BinaryValue {
     }
 
     /// The number as a `Value` (`.int` or `.double`), or nil for other kinds.
-    package var number: Value? {
+    var number: Value? {
         switch kind {
         case .int: int.map(Value.int)
         case .double: double.map(Value.double)
@@ -246,7 +246,7 @@ package struct BinaryValue {
 
     /// Calls `body` with the string's UTF-8 bytes (valid only during the call), without
     /// allocating; nil if this is not a string.
-    package func withUTF8<R>(_ body: (UnsafeRawBufferPointer) throws -> R) rethrows -> R? {
+    func withUTF8<R>(_ body: (UnsafeRawBufferPointer) throws -> R) rethrows -> R? {
         guard let r = stringRange else { return nil }
         return try body(UnsafeRawBufferPointer(rebasing: buffer[r]))
     }
@@ -259,7 +259,7 @@ package struct BinaryValue {
     }
 
     /// True if this is a string equal to `s` (byte for byte).
-    package func stringEquals(_ s: String) -> Bool {
+    func stringEquals(_ s: String) -> Bool {
         guard let r = stringRange else { return false }
         let bytes = UnsafeRawBufferPointer(rebasing: buffer[r])
         return withUTF8Bytes(of: s) { compareBytes(bytes, $0) == 0 }
@@ -349,7 +349,7 @@ package struct BinaryValue {
     /// The value of the member whose key has these UTF-8 bytes, or nil.
     ///
     /// - Complexity: O(log n) key comparisons.
-    package func member(utf8 key: UnsafeRawBufferPointer) -> BinaryValue? {
+    func member(utf8 key: UnsafeRawBufferPointer) -> BinaryValue? {
         guard let c = container(), c.isObject else { return nil }
         var lo = 0
         var hi = c.count
@@ -364,7 +364,7 @@ package struct BinaryValue {
     }
 
     /// The member at position `index` in key order, or nil if out of range or not an object.
-    package func member(at index: Int) -> (key: UnsafeRawBufferPointer, value: BinaryValue)? {
+    func member(at index: Int) -> (key: UnsafeRawBufferPointer, value: BinaryValue)? {
         guard let c = container(), c.isObject, index >= 0, index < c.count,
               let p = position(c, index), let m = memberSlot(at: p) else { return nil }
         return (UnsafeRawBufferPointer(rebasing: buffer[m.key]), BinaryValue(buffer: buffer, offset: m.value))
@@ -386,7 +386,7 @@ package struct BinaryValue {
     }
 
     /// The decoded value at `path`, or MISSING if absent (or corrupt).
-    package func value(at path: [PathComponent]) -> Value {
+    func value(at path: [PathComponent]) -> Value {
         lookup(path)?.toValue() ?? .missing
     }
 
@@ -394,7 +394,7 @@ package struct BinaryValue {
 
     /// The whole value decoded into a `Value`, or MISSING if any part is corrupt or nested
     /// deeper than `maxDepth`.
-    package func toValue() -> Value {
+    func toValue() -> Value {
         decode() ?? .missing
     }
 
@@ -564,7 +564,7 @@ package struct BinaryValue {
     }
 
     /// True if `bytes` is a complete, well-formed document (header and every value).
-    package static func isValidDocument(_ bytes: UnsafeRawBufferPointer) -> Bool {
+    static func isValidDocument(_ bytes: UnsafeRawBufferPointer) -> Bool {
         root(bytes)?.isValid ?? false
     }
 

@@ -48,15 +48,15 @@ package struct CompiledFullTextQuery: Sendable {
     }
 
     /// The parsed query this was compiled from.
-    package let query: FullTextQuery
+    let query: FullTextQuery
     /// The index's column (expression) names.
-    package let columnNames: [String]
+    let columnNames: [String]
     let root: Node
     let units: [Unit]
     let leaves: [LeafKey]
 
     /// True when nothing is left to search for (only stop words): matches no documents.
-    package var isEmpty: Bool {
+    var isEmpty: Bool {
         if case .empty = root { return true }
         if case .never = root { return true }
         return false
@@ -69,7 +69,7 @@ package struct CompiledFullTextQuery: Sendable {
     ///   - tokenizer: The index's tokenizer (language, `ignoreAccents`).
     ///   - columns: The index's expression names, in column order (for `column:` filters).
     /// - Throws: `QueryError` (`.syntax` from parsing, `.semantic` for an unknown column).
-    package init(_ text: String, tokenizer: FullTextTokenizer, columns: [String]) throws {
+    init(_ text: String, tokenizer: FullTextTokenizer, columns: [String]) throws {
         try self.init(FullTextQuery.parse(text), tokenizer: tokenizer, columns: columns)
     }
 
@@ -89,7 +89,7 @@ package struct CompiledFullTextQuery: Sendable {
     /// The compiled tree as an S-expression, for tests and EXPLAIN: terms as `run`, prefixes
     /// as `lin*` (alternatives joined by `|`), phrases as `"a _ b"` (`_` = a skipped position),
     /// columns as `#1:term`.
-    package var debugDescription: String { describe(root) }
+    var debugDescription: String { describe(root) }
 
     func describe(_ n: Node) -> String {
         switch n {
@@ -282,7 +282,7 @@ extension FullTextQuery {
     /// Compiles this query for an index (see `CompiledFullTextQuery`).
     ///
     /// - Throws: `QueryError(.semantic)` for an unknown `column:`.
-    package func compile(tokenizer: FullTextTokenizer, columns: [String]) throws -> CompiledFullTextQuery {
+    func compile(tokenizer: FullTextTokenizer, columns: [String]) throws -> CompiledFullTextQuery {
         try CompiledFullTextQuery(self, tokenizer: tokenizer, columns: columns)
     }
 }

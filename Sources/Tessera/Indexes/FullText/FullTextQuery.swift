@@ -20,13 +20,13 @@
 /// ```
 package struct FullTextQuery: Sendable, Hashable, CustomStringConvertible {
     /// The query's syntax tree.
-    package var root: Node
+    var root: Node
     /// The query text.
-    package var source: String
+    var source: String
 
     /// A node of the syntax tree. Words and phrases keep their raw text; the tokenizer runs
     /// at compile time.
-    package indirect enum Node: Sendable, Hashable, CustomStringConvertible {
+    indirect enum Node: Sendable, Hashable, CustomStringConvertible {
         /// A bare word as written (`linux`, `lin*`, `don't`); a trailing `*` makes its last
         /// token a prefix.
         case word(String, location: SourceLocation)
@@ -45,7 +45,7 @@ package struct FullTextQuery: Sendable, Hashable, CustomStringConvertible {
         case column(String, Node, location: SourceLocation)
 
         /// An S-expression: `AND(a, OR(b, "c d"), NOT(e, f*), NEAR/3(g, h), title:i)`.
-        package var description: String {
+        var description: String {
             switch self {
             case .word(let w, _): return w
             case .phrase(let p, _): return "\"\(p)\""
@@ -65,7 +65,7 @@ package struct FullTextQuery: Sendable, Hashable, CustomStringConvertible {
     }
 
     /// Creates a query from a syntax tree.
-    package init(root: Node, source: String) {
+    init(root: Node, source: String) {
         self.root = root
         self.source = source
     }
@@ -94,7 +94,7 @@ package struct FullTextQuery: Sendable, Hashable, CustomStringConvertible {
     ///
     /// Words are split exactly as the tokenizer splits text; upper-case `AND OR NOT NEAR`
     /// are lower-cased so they become plain words. Returns `""` for input without words.
-    package static func safePattern(fromUserText text: String) -> String {
+    static func safePattern(fromUserText text: String) -> String {
         var words: [String] = []
         var current = String.UnicodeScalarView()
         var pendingPrefix = false

@@ -23,7 +23,7 @@ public struct SourceLocation: Sendable, Hashable, CustomStringConvertible {
     }
 
     /// The location of synthesized nodes (QueryBuilder).
-    package static let none = SourceLocation(offset: -1, line: 0, column: 0)
+    static let none = SourceLocation(offset: -1, line: 0, column: 0)
 
     /// Locations never affect AST equality.
     public static func == (_: SourceLocation, _: SourceLocation) -> Bool { true }
@@ -43,12 +43,12 @@ package enum PathComponent: Sendable, Hashable {
 }
 
 /// The metadata keys of `meta()`.
-package enum MetaKey: String, Sendable, Hashable, CaseIterable {
+enum MetaKey: String, Sendable, Hashable, CaseIterable {
     case id, sequence, deleted, expiration, revisionID
 }
 
 /// Unary operators.
-package enum UnaryOperator: String, Sendable, Hashable {
+enum UnaryOperator: String, Sendable, Hashable {
     /// `-x`
     case negate = "-"
     /// `+x`
@@ -58,7 +58,7 @@ package enum UnaryOperator: String, Sendable, Hashable {
 }
 
 /// Binary operators (LIKE, IN, BETWEEN and IS-tests have their own nodes).
-package enum BinaryOperator: String, Sendable, Hashable {
+enum BinaryOperator: String, Sendable, Hashable {
     case or = "OR", and = "AND"
     case equal = "=", notEqual = "!="
     case less = "<", lessOrEqual = "<=", greater = ">", greaterOrEqual = ">="
@@ -71,17 +71,17 @@ package enum BinaryOperator: String, Sendable, Hashable {
 }
 
 /// Postfix tests: `IS [NOT] NULL`, `IS [NOT] MISSING`, `IS [NOT] VALUED`.
-package enum TestKind: String, Sendable, Hashable {
+enum TestKind: String, Sendable, Hashable {
     case null = "NULL", missing = "MISSING", valued = "VALUED"
 }
 
 /// `ANY`, `EVERY`, `ANY AND EVERY` (SOME is a synonym of ANY).
-package enum Quantifier: String, Sendable, Hashable {
+enum Quantifier: String, Sendable, Hashable {
     case any = "ANY", every = "EVERY", anyAndEvery = "ANY AND EVERY"
 }
 
 /// One collation keyword of a COLLATE clause.
-package enum CollationKeyword: Sendable, Hashable {
+enum CollationKeyword: Sendable, Hashable {
     /// `UNICODE` or `UNICODE:locale`.
     case unicode(locale: String?)
     /// `NOUNICODE`.
@@ -97,41 +97,41 @@ package enum CollationKeyword: Sendable, Hashable {
 }
 
 /// `WHEN cond THEN result`.
-package struct WhenClause: Sendable, Hashable {
+struct WhenClause: Sendable, Hashable {
     /// The condition (searched CASE) or the value compared with the operand (simple CASE).
-    package var when: Expr
+    var when: Expr
     /// The result.
-    package var then: Expr
+    var then: Expr
     /// Creates a clause.
-    package init(when: Expr, then: Expr) { self.when = when; self.then = then }
+    init(when: Expr, then: Expr) { self.when = when; self.then = then }
 }
 
 /// A member of an object literal.
-package struct ObjectMember: Sendable, Hashable {
+struct ObjectMember: Sendable, Hashable {
     /// The key.
-    package var key: String
+    var key: String
     /// The value expression.
-    package var value: Expr
+    var value: Expr
     /// Creates a member.
-    package init(key: String, value: Expr) { self.key = key; self.value = value }
+    init(key: String, value: Expr) { self.key = key; self.value = value }
 }
 
 /// A reference to a full-text index in `match()` / `rank()`: `idx` or `alias.idx`.
-package struct IndexReference: Sendable, Hashable {
+struct IndexReference: Sendable, Hashable {
     /// The source alias, when written `alias.idx`.
-    package var alias: String?
+    var alias: String?
     /// The index name.
-    package var name: String
+    var name: String
     /// Where it was written.
-    package var location: SourceLocation
+    var location: SourceLocation
     /// Creates a reference.
-    package init(alias: String? = nil, name: String, location: SourceLocation = .none) {
+    init(alias: String? = nil, name: String, location: SourceLocation = .none) {
         self.alias = alias; self.name = name; self.location = location
     }
 }
 
 /// A SQL++ expression.
-package indirect enum Expr: Sendable, Hashable {
+indirect enum Expr: Sendable, Hashable {
     /// A literal scalar (also `TRUE FALSE NULL MISSING`).
     case literal(Value)
     /// `$name`.
@@ -176,7 +176,7 @@ package indirect enum Expr: Sendable, Hashable {
 }
 
 /// One column of SELECT.
-package enum ResultColumn: Sendable, Hashable {
+enum ResultColumn: Sendable, Hashable {
     /// `*` or `alias.*`, optionally renamed.
     case star(source: String?, alias: String?)
     /// An expression, optionally `AS alias`.
@@ -184,28 +184,28 @@ package enum ResultColumn: Sendable, Hashable {
 }
 
 /// `[scope.]collection [AS alias]` in FROM or JOIN.
-package struct DataSourceReference: Sendable, Hashable {
+struct DataSourceReference: Sendable, Hashable {
     /// The scope as written (nil when omitted).
-    package var scope: String?
+    var scope: String?
     /// The collection as written (`_` and `_default` included).
-    package var collection: String
+    var collection: String
     /// The explicit alias.
-    package var alias: String?
+    var alias: String?
     /// Where it was written.
-    package var location: SourceLocation
+    var location: SourceLocation
     /// Creates a data source reference.
-    package init(scope: String? = nil, collection: String, alias: String? = nil, location: SourceLocation = .none) {
+    init(scope: String? = nil, collection: String, alias: String? = nil, location: SourceLocation = .none) {
         self.scope = scope; self.collection = collection; self.alias = alias; self.location = location
     }
 }
 
 /// Kinds of JOIN.
-package enum JoinKind: String, Sendable, Hashable {
+enum JoinKind: String, Sendable, Hashable {
     case inner = "INNER JOIN", leftOuter = "LEFT OUTER JOIN", cross = "CROSS JOIN"
 }
 
 /// A JOIN or UNNEST following FROM, in the order written.
-package enum FromClauseItem: Sendable, Hashable {
+enum FromClauseItem: Sendable, Hashable {
     /// `[INNER|LEFT [OUTER]|CROSS] JOIN source [ON condition]`.
     case join(JoinKind, DataSourceReference, on: Expr?)
     /// `UNNEST path [AS alias]`.
@@ -213,13 +213,13 @@ package enum FromClauseItem: Sendable, Hashable {
 }
 
 /// One ORDER BY key.
-package struct OrderingTerm: Sendable, Hashable {
+struct OrderingTerm: Sendable, Hashable {
     /// The key expression (may carry a COLLATE).
-    package var expression: Expr
+    var expression: Expr
     /// DESC.
-    package var descending: Bool
+    var descending: Bool
     /// Creates a key.
-    package init(expression: Expr, descending: Bool = false) {
+    init(expression: Expr, descending: Bool = false) {
         self.expression = expression; self.descending = descending
     }
 }
@@ -227,26 +227,26 @@ package struct OrderingTerm: Sendable, Hashable {
 /// A whole SELECT statement.
 package struct SelectStatement: Sendable, Hashable {
     /// `SELECT DISTINCT`.
-    package var distinct: Bool = false
+    var distinct: Bool = false
     /// The result columns.
-    package var columns: [ResultColumn] = []
+    var columns: [ResultColumn] = []
     /// The FROM source.
-    package var from: DataSourceReference
+    var from: DataSourceReference
     /// JOINs and UNNESTs in written order.
-    package var joins: [FromClauseItem] = []
+    var joins: [FromClauseItem] = []
     /// WHERE.
-    package var whereClause: Expr?
+    var whereClause: Expr?
     /// GROUP BY.
-    package var groupBy: [Expr] = []
+    var groupBy: [Expr] = []
     /// HAVING.
-    package var having: Expr?
+    var having: Expr?
     /// ORDER BY.
-    package var orderBy: [OrderingTerm] = []
+    var orderBy: [OrderingTerm] = []
     /// LIMIT.
-    package var limit: Expr?
+    var limit: Expr?
     /// OFFSET.
-    package var offset: Expr?
+    var offset: Expr?
 
     /// Creates a statement reading `from`.
-    package init(from: DataSourceReference) { self.from = from }
+    init(from: DataSourceReference) { self.from = from }
 }

@@ -29,7 +29,7 @@ package enum SQLParser {
     /// - Parameter text: The expression text.
     /// - Returns: The expression.
     /// - Throws: `QueryError` of kind `.syntax`.
-    package static func parseExpression(_ text: String) throws(QueryError) -> Expr {
+    static func parseExpression(_ text: String) throws(QueryError) -> Expr {
         try typed {
             let p = try Parser(text)
             let e = try p.expression()
@@ -44,7 +44,7 @@ package enum SQLParser {
     /// - Parameter text: The expressions.
     /// - Returns: The expressions, in order.
     /// - Throws: `QueryError` of kind `.syntax`.
-    package static func parseExpressionList(_ text: String) throws(QueryError) -> [Expr] {
+    static func parseExpressionList(_ text: String) throws(QueryError) -> [Expr] {
         try typed {
             let p = try Parser(text)
             var list: [Expr] = []

@@ -24,7 +24,7 @@ package enum SQLPrinter {
     ///
     /// - Parameter e: The expression.
     /// - Returns: SQL++ text.
-    package static func print(_ e: Expr) -> String {
+    static func print(_ e: Expr) -> String {
         var w = SQLWriter()
         w.expr(e, 0)
         return w.out
@@ -32,12 +32,12 @@ package enum SQLPrinter {
 
     /// `name` as written in SQL++: plain when it is a valid identifier and not a reserved or
     /// contextual keyword, else in backticks with inner backticks doubled.
-    package static func identifier(_ name: String) -> String {
+    static func identifier(_ name: String) -> String {
         SQLWriter.isPlainIdentifier(name) ? name : "`" + name.replacingAll("`", with: "``") + "`"
     }
 
     /// `s` as a single-quoted SQL++ string literal (`'` doubled inside).
-    package static func string(_ s: String) -> String {
+    static func string(_ s: String) -> String {
         "'" + s.replacingAll("'", with: "''") + "'"
     }
 }
