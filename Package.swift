@@ -12,7 +12,8 @@ let package = Package(
     platforms: [.macOS(.v15)],
     products: [
         .library(name: "Tessera", targets: ["Tessera"]),
-        .library(name: "LMDB", targets: ["LMDB"]),
+        // The fixture runner (`ConformanceRunner`) for test suites; `tessera conformance` uses it too.
+        .library(name: "TesseraConformance", targets: ["TesseraConformance"]),
         .executable(name: "tessera", targets: ["tessera"]),
         .executable(name: "tessera-bench", targets: ["tessera-bench"]),
     ],
@@ -38,9 +39,12 @@ let package = Package(
             name: "CICU",
             linkerSettings: [.linkedLibrary("icui18n"), .linkedLibrary("icuuc"), .linkedLibrary("icudata")]
         ),
+        // An engine internal (its API is `package`): not a product.
         .target(name: "LMDB", dependencies: ["CLMDB"]),
         .target(name: "Tessera", dependencies: ["LMDB", "CStemmer", "CICU"]),
-        .executableTarget(name: "tessera", dependencies: ["Tessera"]),
+        // Runs conformance fixtures (../shared/conformance/FORMAT.md) on temporary databases.
+        .target(name: "TesseraConformance", dependencies: ["Tessera"]),
+        .executableTarget(name: "tessera", dependencies: ["Tessera", "TesseraConformance"]),
         // Side-by-side benchmarks against SQLite configured the way Couchbase Lite uses it.
         .executableTarget(name: "tessera-bench", dependencies: ["Tessera", "CSQLite"]),
         .testTarget(name: "LMDBTests", dependencies: ["LMDB"]),
@@ -50,8 +54,8 @@ let package = Package(
         .executableTarget(name: "TesseraProcessWriter", dependencies: ["Tessera"], path: "Tests/ProcessWriter"),
         // libFuzzer entry point (Tests/FUZZING.md); an ordinary build replays saved inputs.
         .target(name: "CFuzzerDriver", path: "Tests/Fuzz/CFuzzerDriver"),
-        .executableTarget(name: "TesseraFuzz", dependencies: ["Tessera", "CFuzzerDriver"], path: "Tests/Fuzz/TesseraFuzz"),
-        .testTarget(name: "TesseraTests", dependencies: ["Tessera", "LMDB", "TesseraCrashWriter", "TesseraProcessWriter"]),
-        .testTarget(name: "ConformanceTests", dependencies: ["Tessera"]),
+        .executableTarget(name: "TesseraFuzz", dependencies: ["Tessera", "TesseraConformance", "CFuzzerDriver"], path: "Tests/Fuzz/TesseraFuzz"),
+        .testTarget(name: "TesseraTests", dependencies: ["Tessera", "TesseraConformance", "LMDB", "TesseraCrashWriter", "TesseraProcessWriter"]),
+        .testTarget(name: "ConformanceTests", dependencies: ["TesseraConformance"]),
     ]
 )

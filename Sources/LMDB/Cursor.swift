@@ -9,7 +9,7 @@ import Darwin
 ///
 /// After a successful move, `key` and `value` hold the current entry's bytes (valid until
 /// the next move or write).
-public final class Cursor {
+@usableFromInline package final class Cursor {
     // Hot per-row state: exclusivity is this class's own business (a cursor is used by one
     // thread at a time), so skip the runtime's dynamic access tracking.
     @exclusivity(unchecked) @usableFromInline var raw: OpaquePointer?
@@ -31,12 +31,12 @@ public final class Cursor {
     }
 
     /// Closes a cursor obtained from `openCursor`.
-    public func closeCursor() { close() }
+    @usableFromInline package func closeCursor() { close() }
 
     /// The current key.
-    @inlinable public var key: UnsafeRawBufferPointer { UnsafeRawBufferPointer(start: k.mv_data, count: k.mv_size) }
+    @inlinable package var key: UnsafeRawBufferPointer { UnsafeRawBufferPointer(start: k.mv_data, count: k.mv_size) }
     /// The current value.
-    @inlinable public var value: UnsafeRawBufferPointer { UnsafeRawBufferPointer(start: v.mv_data, count: v.mv_size) }
+    @inlinable package var value: UnsafeRawBufferPointer { UnsafeRawBufferPointer(start: v.mv_data, count: v.mv_size) }
 
     @inlinable
     func move(_ op: MDB_cursor_op) throws -> Bool {
@@ -47,36 +47,36 @@ public final class Cursor {
     }
 
     /// Moves to the first entry; false if the table is empty.
-    @inlinable public func first() throws -> Bool { try move(MDB_FIRST) }
+    @inlinable package func first() throws -> Bool { try move(MDB_FIRST) }
     /// Moves to the last entry; false if the table is empty.
-    @inlinable public func last() throws -> Bool { try move(MDB_LAST) }
+    @inlinable package func last() throws -> Bool { try move(MDB_LAST) }
     /// Moves to the next entry; false at the end.
-    @inlinable public func next() throws -> Bool { try move(MDB_NEXT) }
+    @inlinable package func next() throws -> Bool { try move(MDB_NEXT) }
     /// Moves to the previous entry; false at the start.
-    @inlinable public func prev() throws -> Bool { try move(MDB_PREV) }
+    @inlinable package func prev() throws -> Bool { try move(MDB_PREV) }
 
     /// Moves to the first entry whose key is ≥ `key`; false if there is none.
     @inlinable
-    public func seek(_ key: UnsafeRawBufferPointer) throws -> Bool {
+    package func seek(_ key: UnsafeRawBufferPointer) throws -> Bool {
         k = MDB_val(mv_size: key.count, mv_data: UnsafeMutableRawPointer(mutating: key.baseAddress))
         return try move(MDB_SET_RANGE)
     }
 
     /// Moves to the first entry whose key is ≥ `key`.
     @inlinable
-    public func seek(_ key: [UInt8]) throws -> Bool {
+    package func seek(_ key: [UInt8]) throws -> Bool {
         try key.withUnsafeBytes { try seek($0) }
     }
 
     /// Moves to the entry with exactly `key`; false if absent.
     @inlinable
-    public func seekExact(_ key: UnsafeRawBufferPointer) throws -> Bool {
+    package func seekExact(_ key: UnsafeRawBufferPointer) throws -> Bool {
         k = MDB_val(mv_size: key.count, mv_data: UnsafeMutableRawPointer(mutating: key.baseAddress))
         return try move(MDB_SET_KEY)
     }
 
     /// Moves to the last entry whose key is ≤ `key`; false if there is none.
-    public func seekLast(atOrBefore key: [UInt8]) throws -> Bool {
+    @usableFromInline package func seekLast(atOrBefore key: [UInt8]) throws -> Bool {
         if try seek(key) {
             if compareKeys(self.key, key) == 0 { return true }
             return try prev()
@@ -85,7 +85,7 @@ public final class Cursor {
     }
 
     /// Deletes the current entry.
-    public func deleteCurrent() throws {
+    @usableFromInline package func deleteCurrent() throws {
         let rc = mdb_cursor_del(raw, 0)
         try txn.checkWrite(rc)
     }
@@ -93,7 +93,7 @@ public final class Cursor {
     /// Calls `body` for each entry with `lower <= key < upper` (nil bounds are open), in order.
     /// `body` returns false to stop.
     @inlinable
-    public func forEach(from lower: [UInt8]? = nil, to upper: [UInt8]? = nil,
+    package func forEach(from lower: [UInt8]? = nil, to upper: [UInt8]? = nil,
                         _ body: (UnsafeRawBufferPointer, UnsafeRawBufferPointer) throws -> Bool) throws {
         var ok: Bool
         if let lower { ok = try seek(lower) } else { ok = try first() }
@@ -106,7 +106,7 @@ public final class Cursor {
 
     /// Calls `body` for each entry whose key starts with `prefix`.
     @inlinable
-    public func forEach(prefix: [UInt8], _ body: (UnsafeRawBufferPointer, UnsafeRawBufferPointer) throws -> Bool) throws {
+    package func forEach(prefix: [UInt8], _ body: (UnsafeRawBufferPointer, UnsafeRawBufferPointer) throws -> Bool) throws {
         var ok = try seek(prefix)
         while ok {
             if !hasPrefix(key, prefix) { return }
@@ -118,13 +118,13 @@ public final class Cursor {
 
 /// memcmp order of two byte strings, shorter first on a common prefix (LMDB's default order).
 @inlinable
-public func compareKeys(_ a: UnsafeRawBufferPointer, _ b: [UInt8]) -> Int {
+package func compareKeys(_ a: UnsafeRawBufferPointer, _ b: [UInt8]) -> Int {
     b.withUnsafeBytes { compareKeys(a, $0) }
 }
 
 /// memcmp order of two byte strings, shorter first on a common prefix (LMDB's default order).
 @inlinable
-public func compareKeys(_ a: UnsafeRawBufferPointer, _ b: UnsafeRawBufferPointer) -> Int {
+package func compareKeys(_ a: UnsafeRawBufferPointer, _ b: UnsafeRawBufferPointer) -> Int {
     let n = min(a.count, b.count)
     if n > 0 {
         let c = memcmp(a.baseAddress!, b.baseAddress!, n)
@@ -135,7 +135,7 @@ public func compareKeys(_ a: UnsafeRawBufferPointer, _ b: UnsafeRawBufferPointer
 
 /// True if `key` starts with `prefix`.
 @inlinable
-public func hasPrefix(_ key: UnsafeRawBufferPointer, _ prefix: [UInt8]) -> Bool {
+package func hasPrefix(_ key: UnsafeRawBufferPointer, _ prefix: [UInt8]) -> Bool {
     if key.count < prefix.count { return false }
     return prefix.withUnsafeBytes { p in
         p.count == 0 || memcmp(key.baseAddress!, p.baseAddress!, p.count) == 0

@@ -1,3 +1,8 @@
+// The LMDB module is an engine internal: its API is `package` (Tessera and its tests only),
+// never a product. Its declarations are also `@usableFromInline` so that the `@inlinable`
+// hot paths (cursor moves, get, put, `check`) still inline into Tessera across the module
+// boundary: `@inlinable package` code may only use public or `@usableFromInline` symbols.
+
 import CLMDB
 
 #if canImport(Glibc)
@@ -14,34 +19,34 @@ import Darwin
 /// The map grows by itself: when a write fails with `MDB_MAP_FULL`, the transaction is
 /// aborted, the map is enlarged while no transaction of this process is active, and the
 /// write is run again. Callers never see `MDB_MAP_FULL` unless `maxMapSize` is reached.
-public final class Environment: @unchecked Sendable {
+@usableFromInline package final class Environment: @unchecked Sendable {
     // @unchecked Sendable: `env` is thread-safe per lmdb.h when used with MDB_NOTLS;
     // `mapSize` and the reader pool are protected by `resizeLock` / `poolLock`; per-thread
     // hold counts live in thread-specific storage (`SharedHolds`).
 
     /// Options for opening an environment.
-    public struct Options: Sendable {
+    @usableFromInline package struct Options: Sendable {
         /// Maximum number of named tables.
-        public var maxTables: Int = 4096
+        @usableFromInline package var maxTables: Int = 4096
         /// The initial map size in bytes.
-        public var initialMapSize: Int = 1 << 30
+        @usableFromInline package var initialMapSize: Int = 1 << 30
         /// The largest map the environment may grow to (`nil`: no limit but the address space).
-        public var maxMapSize: Int? = nil
+        @usableFromInline package var maxMapSize: Int? = nil
         /// POSIX file mode for the data and lock files.
-        public var fileMode: mode_t = 0o600
+        @usableFromInline package var fileMode: mode_t = 0o600
         /// Maximum concurrent read transactions.
-        public var maxReaders: Int = 256
+        @usableFromInline package var maxReaders: Int = 256
         /// Open without a subdirectory (`path` names the data file itself).
-        public var noSubdirectory: Bool = false
+        @usableFromInline package var noSubdirectory: Bool = false
         /// Skip fsync on commit (faster, loses the last transactions on power failure; never on a crash).
-        public var noSync: Bool = false
+        @usableFromInline package var noSync: Bool = false
         /// Creates default options.
-        public init() {}
+        @usableFromInline package init() {}
     }
 
     @usableFromInline let env: OpaquePointer
     /// The path the environment was opened at.
-    public let path: String
+    @usableFromInline package let path: String
     let options: Options
     private var mapSize: Int
     // Readers hold it shared while their transaction lives; growing the map holds it exclusively.
@@ -53,7 +58,7 @@ public final class Environment: @unchecked Sendable {
     /// Opens (creating if needed) the environment at `path`, a directory unless `noSubdirectory`.
     ///
     /// - Throws: `LMDBError` when the file cannot be opened, is not an LMDB file, or has another version.
-    public init(path: String, options: Options = Options()) throws {
+    @usableFromInline package init(path: String, options: Options = Options()) throws {
         var raw: OpaquePointer?
         try check(mdb_env_create(&raw))
         guard let raw else { throw LMDBError.invalid }
@@ -90,7 +95,7 @@ public final class Environment: @unchecked Sendable {
     deinit { close() }
 
     /// Closes the environment. Every transaction must have ended.
-    public func close() {
+    @usableFromInline package func close() {
         poolLock.lock()
         defer { poolLock.unlock() }
         if closed { return }
@@ -101,13 +106,13 @@ public final class Environment: @unchecked Sendable {
     }
 
     /// The current map size in bytes.
-    public var currentMapSize: Int {
+    @usableFromInline package var currentMapSize: Int {
         lockShared(); defer { unlockShared() }
         return mapSize
     }
 
     /// Bytes of the data file actually in use (last used page × page size).
-    public var usedBytes: Int {
+    @usableFromInline package var usedBytes: Int {
         var info = MDB_envinfo()
         var stat = MDB_stat()
         mdb_env_info(env, &info)
@@ -116,7 +121,7 @@ public final class Environment: @unchecked Sendable {
     }
 
     /// Flushes the data to disk (useful with `noSync`).
-    public func sync() throws {
+    @usableFromInline package func sync() throws {
         try check(mdb_env_sync(env, 1))
     }
 
@@ -127,7 +132,7 @@ public final class Environment: @unchecked Sendable {
     /// Tables are opened in a write transaction of their own, as lmdb.h requires that a
     /// DBI be opened by one transaction at a time; returns `nil` when it does not exist
     /// and `create` is false.
-    public func openTable(_ name: String, create: Bool = true) throws -> Table? {
+    @usableFromInline package func openTable(_ name: String, create: Bool = true) throws -> Table? {
         try write { txn in try txn.openTable(name, create: create) }
     }
 
@@ -136,7 +141,7 @@ public final class Environment: @unchecked Sendable {
     /// Runs `body` in a read-only transaction: a consistent snapshot of the whole environment.
     ///
     /// Bytes handed out by the transaction are valid only inside `body`.
-    public func read<R>(_ body: (Transaction) throws -> R) throws -> R {
+    @usableFromInline package func read<R>(_ body: (Transaction) throws -> R) throws -> R {
         let raw = try lockAndAcquireReader()
         defer { unlockShared() }
         var ok = false
@@ -154,13 +159,13 @@ public final class Environment: @unchecked Sendable {
     /// a write on another thread that needs more room waits for it to end, and a write on
     /// this thread that needs more room fails with `LMDBError.mapFull` (instead of waiting
     /// for itself forever).
-    public func beginRead() throws -> Transaction {
+    @usableFromInline package func beginRead() throws -> Transaction {
         let raw = try lockAndAcquireReader()
         return Transaction(raw: raw, readOnly: true)
     }
 
     /// Ends a transaction started by `beginRead()`.
-    public func endRead(_ txn: Transaction) {
+    @usableFromInline package func endRead(_ txn: Transaction) {
         guard let raw = txn.raw else { return }
         txn.invalidate()
         releaseReader(raw, reusable: true)
@@ -172,7 +177,7 @@ public final class Environment: @unchecked Sendable {
     /// If the map fills up, the transaction is aborted, the map grows and `body` runs again
     /// from the start, so `body` must not have side effects outside the transaction that it
     /// cannot repeat. Writers are serialised by LMDB (across threads and processes).
-    public func write<R>(_ body: (Transaction) throws -> R) throws -> R {
+    @usableFromInline package func write<R>(_ body: (Transaction) throws -> R) throws -> R {
         precondition(!WriterFlag.active, "re-entrant write transaction: a write is already running on this thread")
         WriterFlag.active = true
         defer { WriterFlag.active = false }

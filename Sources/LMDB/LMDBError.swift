@@ -7,46 +7,46 @@ import CLMDB
 /// ```swift
 /// do { try env.write { ... } } catch LMDBError.readersFull { ... }
 /// ```
-public struct LMDBError: Error, Equatable, Sendable, CustomStringConvertible {
+@usableFromInline package struct LMDBError: Error, Equatable, Sendable, CustomStringConvertible {
     /// The LMDB (or errno) return code.
-    public let code: Int32
+    @usableFromInline package let code: Int32
 
     /// Creates an error for an LMDB return code.
-    public init(code: Int32) { self.code = code }
+    @usableFromInline package init(code: Int32) { self.code = code }
 
     /// LMDB's description of the code (`mdb_strerror`).
-    public var message: String { String(cString: mdb_strerror(code)) }
+    @usableFromInline package var message: String { String(cString: mdb_strerror(code)) }
 
     /// A readable description: the message and the code.
-    public var description: String { "LMDB error \(code): \(message)" }
+    @usableFromInline package var description: String { "LMDB error \(code): \(message)" }
 
     /// Key/data pair already exists.
-    public static let keyExists = LMDBError(code: MDB_KEYEXIST)
+    @usableFromInline package static let keyExists = LMDBError(code: MDB_KEYEXIST)
     /// Key/data pair not found.
-    public static let notFound = LMDBError(code: MDB_NOTFOUND)
+    @usableFromInline package static let notFound = LMDBError(code: MDB_NOTFOUND)
     /// The environment map is full. Never surfaced by `Environment.write`, which grows the map.
-    public static let mapFull = LMDBError(code: MDB_MAP_FULL)
+    @usableFromInline package static let mapFull = LMDBError(code: MDB_MAP_FULL)
     /// The environment's map was resized by another process.
-    public static let mapResized = LMDBError(code: MDB_MAP_RESIZED)
+    @usableFromInline package static let mapResized = LMDBError(code: MDB_MAP_RESIZED)
     /// Too many named databases.
-    public static let dbsFull = LMDBError(code: MDB_DBS_FULL)
+    @usableFromInline package static let dbsFull = LMDBError(code: MDB_DBS_FULL)
     /// Too many readers.
-    public static let readersFull = LMDBError(code: MDB_READERS_FULL)
+    @usableFromInline package static let readersFull = LMDBError(code: MDB_READERS_FULL)
     /// The transaction has too many dirty pages.
-    public static let txnFull = LMDBError(code: MDB_TXN_FULL)
+    @usableFromInline package static let txnFull = LMDBError(code: MDB_TXN_FULL)
     /// Key or data too large (keys are limited to 511 bytes by default).
-    public static let badValueSize = LMDBError(code: MDB_BAD_VALSIZE)
+    @usableFromInline package static let badValueSize = LMDBError(code: MDB_BAD_VALSIZE)
     /// The file is not an LMDB file.
-    public static let invalid = LMDBError(code: MDB_INVALID)
+    @usableFromInline package static let invalid = LMDBError(code: MDB_INVALID)
     /// Environment version mismatch.
-    public static let versionMismatch = LMDBError(code: MDB_VERSION_MISMATCH)
+    @usableFromInline package static let versionMismatch = LMDBError(code: MDB_VERSION_MISMATCH)
     /// The database is corrupted.
-    public static let corrupted = LMDBError(code: MDB_CORRUPTED)
+    @usableFromInline package static let corrupted = LMDBError(code: MDB_CORRUPTED)
     /// No space left on the device (errno ENOSPC).
-    public static let noSpace = LMDBError(code: 28)
+    @usableFromInline package static let noSpace = LMDBError(code: 28)
 
     /// Lets `catch LMDBError.mapFull` match any thrown error with that code.
-    public static func ~= (pattern: LMDBError, value: any Error) -> Bool {
+    @usableFromInline package static func ~= (pattern: LMDBError, value: any Error) -> Bool {
         (value as? LMDBError)?.code == pattern.code
     }
 }
@@ -54,10 +54,9 @@ public struct LMDBError: Error, Equatable, Sendable, CustomStringConvertible {
 /// Turns an LMDB return code into a thrown `LMDBError`; every call into LMDB goes through it.
 @inlinable
 @inline(__always)
-func check(_ rc: Int32) throws(LMDBError) {
+package func check(_ rc: Int32) throws(LMDBError) {
     if rc != 0 { throw makeError(rc) }
 }
 
-@usableFromInline
 @inline(never)
-func makeError(_ rc: Int32) -> LMDBError { LMDBError(code: rc) }
+@usableFromInline package func makeError(_ rc: Int32) -> LMDBError { LMDBError(code: rc) }

@@ -1,36 +1,36 @@
 import CLMDB
 
 /// A named LMDB table (a DBI). Cheap to copy; valid for the life of its environment.
-public struct Table: Sendable, Hashable {
+@usableFromInline package struct Table: Sendable, Hashable {
     /// The LMDB database handle.
-    public let dbi: MDB_dbi
+    @usableFromInline package let dbi: MDB_dbi
     /// The table's name.
-    public let name: String
+    @usableFromInline package let name: String
 
     /// A handle that refers to no table, for values filled in later.
-    public static let placeholder = Table(dbi: 0, name: "")
+    @usableFromInline package static let placeholder = Table(dbi: 0, name: "")
 }
 
 /// Flags for `Transaction.put`.
-public struct PutFlags: OptionSet, Sendable {
+@usableFromInline package struct PutFlags: OptionSet, Sendable {
     /// The raw flag bits.
-    public let rawValue: UInt32
+    @usableFromInline package let rawValue: UInt32
     /// Creates flags from raw bits.
-    public init(rawValue: UInt32) { self.rawValue = rawValue }
+    @usableFromInline package init(rawValue: UInt32) { self.rawValue = rawValue }
     /// Fail (return false) instead of overwriting an existing key.
-    public static let noOverwrite = PutFlags(rawValue: UInt32(MDB_NOOVERWRITE))
+    @usableFromInline package static let noOverwrite = PutFlags(rawValue: UInt32(MDB_NOOVERWRITE))
     /// The key sorts after every key in the table: append without searching (bulk loads).
-    public static let append = PutFlags(rawValue: UInt32(MDB_APPEND))
+    @usableFromInline package static let append = PutFlags(rawValue: UInt32(MDB_APPEND))
 }
 
 /// An LMDB transaction, handed to the closure of `Environment.read` or `Environment.write`.
 ///
 /// Bytes it returns point into the memory map and are valid only until the transaction
 /// ends or, in a write transaction, until the next write. Copy what must outlive them.
-public final class Transaction {
+@usableFromInline package final class Transaction {
     @exclusivity(unchecked) @usableFromInline var raw: OpaquePointer?
     /// True for a read-only transaction.
-    public let readOnly: Bool
+    @usableFromInline package let readOnly: Bool
     @usableFromInline var sawMapFull = false
 
     init(raw: OpaquePointer, readOnly: Bool) {
@@ -55,7 +55,7 @@ public final class Transaction {
     // MARK: - Tables
 
     /// Opens a named table; `nil` if it does not exist and `create` is false.
-    public func openTable(_ name: String, create: Bool = false) throws -> Table? {
+    @usableFromInline package func openTable(_ name: String, create: Bool = false) throws -> Table? {
         var dbi = MDB_dbi()
         let flags = create ? UInt32(MDB_CREATE) : 0
         let rc = mdb_dbi_open(handle, name, flags, &dbi)
@@ -65,7 +65,7 @@ public final class Transaction {
     }
 
     /// The names of the named tables in the environment (the keys of LMDB's main database).
-    public func tableNames() throws -> [String] {
+    @usableFromInline package func tableNames() throws -> [String] {
         var dbi = MDB_dbi()
         try check(mdb_dbi_open(handle, nil, 0, &dbi))
         var names: [String] = []
@@ -76,19 +76,19 @@ public final class Transaction {
     }
 
     /// Empties a table, or deletes it from the environment when `delete` is true.
-    public func drop(_ table: Table, delete: Bool = false) throws {
+    @usableFromInline package func drop(_ table: Table, delete: Bool = false) throws {
         try check(mdb_drop(handle, table.dbi, delete ? 1 : 0))
     }
 
     /// The number of entries in a table.
-    public func count(_ table: Table) throws -> Int {
+    @usableFromInline package func count(_ table: Table) throws -> Int {
         var stat = MDB_stat()
         try check(mdb_stat(handle, table.dbi, &stat))
         return stat.ms_entries
     }
 
     /// Pages used by a table (branch + leaf + overflow) times the page size.
-    public func byteSize(_ table: Table) throws -> Int {
+    @usableFromInline package func byteSize(_ table: Table) throws -> Int {
         var stat = MDB_stat()
         try check(mdb_stat(handle, table.dbi, &stat))
         return (stat.ms_branch_pages + stat.ms_leaf_pages + stat.ms_overflow_pages) * Int(stat.ms_psize)
@@ -98,7 +98,7 @@ public final class Transaction {
 
     /// The value stored under `key`, or `nil`. The bytes live in the memory map.
     @inlinable
-    public func get(_ table: Table, key: UnsafeRawBufferPointer) throws -> UnsafeRawBufferPointer? {
+    package func get(_ table: Table, key: UnsafeRawBufferPointer) throws -> UnsafeRawBufferPointer? {
         var k = MDB_val(mv_size: key.count, mv_data: UnsafeMutableRawPointer(mutating: key.baseAddress))
         var v = MDB_val()
         let rc = mdb_get(handle, table.dbi, &k, &v)
@@ -109,13 +109,13 @@ public final class Transaction {
 
     /// The value stored under a byte-array key.
     @inlinable
-    public func get(_ table: Table, key: [UInt8]) throws -> UnsafeRawBufferPointer? {
+    package func get(_ table: Table, key: [UInt8]) throws -> UnsafeRawBufferPointer? {
         try key.withUnsafeBytes { try get(table, key: $0) }
     }
 
     /// The value stored under a UTF-8 string key.
     @inlinable
-    public func get(_ table: Table, key: String) throws -> UnsafeRawBufferPointer? {
+    package func get(_ table: Table, key: String) throws -> UnsafeRawBufferPointer? {
         var key = key
         return try key.withUTF8 { try get(table, key: UnsafeRawBufferPointer($0)) }
     }
@@ -125,7 +125,7 @@ public final class Transaction {
     /// Stores `value` under `key`. Returns false when `.noOverwrite` is set and the key exists.
     @discardableResult
     @inlinable
-    public func put(_ table: Table, key: UnsafeRawBufferPointer, value: UnsafeRawBufferPointer,
+    package func put(_ table: Table, key: UnsafeRawBufferPointer, value: UnsafeRawBufferPointer,
                     flags: PutFlags = []) throws -> Bool {
         var k = MDB_val(mv_size: key.count, mv_data: UnsafeMutableRawPointer(mutating: key.baseAddress))
         var v = MDB_val(mv_size: value.count, mv_data: UnsafeMutableRawPointer(mutating: value.baseAddress))
@@ -138,14 +138,14 @@ public final class Transaction {
     /// Stores byte arrays.
     @discardableResult
     @inlinable
-    public func put(_ table: Table, key: [UInt8], value: [UInt8], flags: PutFlags = []) throws -> Bool {
+    package func put(_ table: Table, key: [UInt8], value: [UInt8], flags: PutFlags = []) throws -> Bool {
         try key.withUnsafeBytes { k in try value.withUnsafeBytes { v in try put(table, key: k, value: v, flags: flags) } }
     }
 
     /// Reserves `size` bytes for the value of `key` and lets `fill` write them in place
     /// (`MDB_RESERVE`: no intermediate copy of large values).
     @inlinable
-    public func putReserved(_ table: Table, key: UnsafeRawBufferPointer, size: Int, flags: PutFlags = [],
+    package func putReserved(_ table: Table, key: UnsafeRawBufferPointer, size: Int, flags: PutFlags = [],
                             fill: (UnsafeMutableRawBufferPointer) throws -> Void) throws {
         var k = MDB_val(mv_size: key.count, mv_data: UnsafeMutableRawPointer(mutating: key.baseAddress))
         var v = MDB_val(mv_size: size, mv_data: nil)
@@ -157,7 +157,7 @@ public final class Transaction {
     /// Deletes `key`. Returns false if it was not there.
     @discardableResult
     @inlinable
-    public func delete(_ table: Table, key: UnsafeRawBufferPointer) throws -> Bool {
+    package func delete(_ table: Table, key: UnsafeRawBufferPointer) throws -> Bool {
         var k = MDB_val(mv_size: key.count, mv_data: UnsafeMutableRawPointer(mutating: key.baseAddress))
         let rc = mdb_del(handle, table.dbi, &k, nil)
         if rc == MDB_NOTFOUND { return false }
@@ -168,7 +168,7 @@ public final class Transaction {
     /// Deletes a byte-array key.
     @discardableResult
     @inlinable
-    public func delete(_ table: Table, key: [UInt8]) throws -> Bool {
+    package func delete(_ table: Table, key: [UInt8]) throws -> Bool {
         try key.withUnsafeBytes { try delete(table, key: $0) }
     }
 
@@ -176,7 +176,7 @@ public final class Transaction {
 
     /// Runs `body` with a cursor over `table`; the cursor is closed when `body` returns.
     @inlinable
-    public func withCursor<R>(_ table: Table, _ body: (Cursor) throws -> R) throws -> R {
+    package func withCursor<R>(_ table: Table, _ body: (Cursor) throws -> R) throws -> R {
         var cur: OpaquePointer?
         try check(mdb_cursor_open(handle, table.dbi, &cur))
         let cursor = Cursor(raw: cur!, txn: self)
@@ -185,7 +185,7 @@ public final class Transaction {
     }
 
     /// Opens a cursor that the caller must `close()` before the transaction ends.
-    public func openCursor(_ table: Table) throws -> Cursor {
+    @usableFromInline package func openCursor(_ table: Table) throws -> Cursor {
         var cur: OpaquePointer?
         try check(mdb_cursor_open(handle, table.dbi, &cur))
         return Cursor(raw: cur!, txn: self)

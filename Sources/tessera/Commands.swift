@@ -1,6 +1,7 @@
 // The command table, `tessera help`, and dispatch.
 
 import Tessera
+import TesseraConformance
 
 enum Commands {
     static let conformance = CommandSpec(

@@ -98,6 +98,12 @@ enum QueryCommands {
                         explain: Bool, time: Bool, repeatCount: Int?, maxCellWidth: Int? = 60) throws {
         let query = try db.createQuery(sql)
         query.parameters = parameters
+        try execute(query, format: format, explain: explain, time: time, repeatCount: repeatCount, maxCellWidth: maxCellWidth)
+    }
+
+    /// Runs a compiled query, printing rows to stdout and plan/timings to stderr.
+    static func execute(_ query: Query, format: OutputFormat, explain: Bool, time: Bool, repeatCount: Int?,
+                        maxCellWidth: Int? = 60) throws {
         if explain {
             let plan = try query.explain()
             for line in plan.split(separator: "\n", omittingEmptySubsequences: false) { IO.err.line("-- " + line) }

@@ -132,8 +132,9 @@ final class ShellSession {
         if sql.isEmpty { return }
         history.append(sql + ";")
         do {
-            try QueryCommands.execute(db: database, sql: sql, parameters: boundParameters(for: sql),
-                                      format: context.shellFormat ?? .automatic, explain: explain, time: timer, repeatCount: nil)
+            let query = try database.createQuery(sql)
+            query.parameters = try boundParameters(for: query)
+            try QueryCommands.execute(query, format: context.shellFormat ?? .automatic, explain: explain, time: timer, repeatCount: nil)
         } catch {
             fail(describe(error).message)
         }
@@ -141,38 +142,11 @@ final class ShellSession {
         IO.err.flush()
     }
 
-    /// The session's parameters that `sql` mentions (binding others would be an error).
-    private func boundParameters(for sql: String) -> Parameters? {
-        let used = ShellSession.parameterNames(in: sql)
+    /// The session's parameters that the query uses (binding others would be an error).
+    private func boundParameters(for query: Query) throws -> Parameters? {
+        let used = Set(try query.parameterNames)
         let bound = parameters.filter { used.contains($0.key) }
         return bound.isEmpty ? nil : Parameters(bound)
-    }
-
-    /// The `$name`s in SQL++ text, outside string literals and backticks.
-    static func parameterNames(in sql: String) -> Set<String> {
-        var names: Set<String> = []
-        let chars = Array(sql.unicodeScalars)
-        var i = 0
-        var quote: Unicode.Scalar? = nil
-        func isNameChar(_ c: Unicode.Scalar) -> Bool {
-            (c >= "a" && c <= "z") || (c >= "A" && c <= "Z") || (c >= "0" && c <= "9") || c == "_"
-        }
-        while i < chars.count {
-            let c = chars[i]
-            if let q = quote {
-                if c == q { quote = nil }
-            } else if c == "'" || c == "\"" || c == "`" {
-                quote = c
-            } else if c == "$" {
-                var j = i + 1
-                while j < chars.count, isNameChar(chars[j]) { j += 1 }
-                if j > i + 1 { names.insert(String(String.UnicodeScalarView(chars[(i + 1)..<j]))) }
-                i = j
-                continue
-            }
-            i += 1
-        }
-        return names
     }
 
     private func fail(_ message: String) {
@@ -209,7 +183,7 @@ final class ShellSession {
                 if sql.hasSuffix(";") { sql.removeLast() }
                 do {
                     let q = try database.createQuery(sql)
-                    q.parameters = boundParameters(for: sql)
+                    q.parameters = try boundParameters(for: q)
                     IO.out.line(try q.explain())
                 } catch { fail(describe(error).message) }
             }

@@ -1,5 +1,5 @@
 import Testing
-import Tessera
+import TesseraConformance
 
 /// Runs every fixture in `Fixtures/` (and the shared examples when present) through the
 /// same runner as `tessera conformance`.

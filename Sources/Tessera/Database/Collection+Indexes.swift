@@ -12,7 +12,7 @@ extension Collection {
     }
 
     /// Creates an index from a stored definition (see `createIndex(withName:config:)`).
-    public func createIndex(_ definition: IndexDefinition) throws {
+    package func createIndex(_ definition: IndexDefinition) throws {
         // Validate before touching storage: errors leave nothing behind.
         try IndexStore.validate(definition, collection: key)
         try database.write { ctx in

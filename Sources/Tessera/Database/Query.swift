@@ -57,7 +57,7 @@ public final class Query: @unchecked Sendable {
     /// The database queried.
     public let database: Database
     /// The parsed statement.
-    public let statement: SelectStatement
+    let statement: SelectStatement
     /// The SQL++ text, when created from text.
     public let text: String?
     /// Values for `$parameters`.
@@ -207,7 +207,7 @@ extension Database {
     }
 
     /// Creates a query from a statement built with QueryBuilder or by hand.
-    public func createQuery(statement: SelectStatement) throws -> Query {
+    func createQuery(statement: SelectStatement) throws -> Query {
         try Query(database: self, statement: statement, text: nil)
     }
 }

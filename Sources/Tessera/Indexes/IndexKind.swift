@@ -104,6 +104,21 @@ enum IndexKinds {
     static var optionKeys: Set<String> { all.reduce(into: Set<String>()) { $0.formUnion($1.optionKeys) } }
 }
 
+extension IndexDefinition {
+    /// The types of every registered index kind (for loaders of index descriptions).
+    package static var registeredTypes: [IndexType] { IndexKinds.types }
+
+    /// Every registered kind's option keys in a JSON description of an index.
+    package static var optionKeys: Set<String> { IndexKinds.optionKeys }
+
+    /// The options of an index of `type` from a JSON description of it (a fixture's index
+    /// entry): defaults filled in; `DatabaseError(.invalidIndex)` naming a bad key, or an
+    /// unknown type.
+    package static func options(for type: IndexType, fromJSON object: [String: Value]) throws -> [String: Value] {
+        try IndexKinds.kind(of: type).options(fromJSON: object)
+    }
+}
+
 // MARK: - What the planner asks an index
 
 /// A collection source of a query, as the planner asks an index about it.

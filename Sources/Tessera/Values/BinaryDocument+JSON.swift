@@ -5,7 +5,7 @@ extension JSONWriter {
     /// building a `Value`; the same text as `string(value.toValue())` (keys in code-point
     /// order, integers exactly, doubles in shortest round-trip form). Nil if the bytes are
     /// corrupt or nested deeper than `BinaryValue.maxDepth`.
-    public static func string(_ value: BinaryValue, pretty: Bool = false) -> String? {
+    static func string(_ value: BinaryValue, pretty: Bool = false) -> String? {
         var out: [UInt8] = []
         out.reserveCapacity(max(64, value.buffer.count &* 5 / 4))
         guard write(value, into: &out, pretty: pretty) else { return nil }
@@ -15,7 +15,7 @@ extension JSONWriter {
     /// Appends the JSON text of a binary value to `out`; returns false (leaving partial
     /// output) if the bytes are corrupt.
     @discardableResult
-    public static func write(_ value: BinaryValue, into out: inout [UInt8], pretty: Bool = false, indent: Int = 0) -> Bool {
+    static func write(_ value: BinaryValue, into out: inout [UInt8], pretty: Bool = false, indent: Int = 0) -> Bool {
         write(value, into: &out, pretty: pretty, indent: indent, depth: 0)
     }
 

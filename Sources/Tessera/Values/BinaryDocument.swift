@@ -55,7 +55,7 @@
 // without that bound a few hundred corrupt bytes describe a tree of 2^40 values.
 
 /// The type of a value in the binary document format.
-public enum BinaryKind: Sendable, Hashable {
+package enum BinaryKind: Sendable, Hashable {
     /// JSON null.
     case null
     /// A boolean.
@@ -108,18 +108,18 @@ enum BinaryFormat {
 ///
 /// Every read is bounds-checked: on corrupt or truncated bytes the accessors return nil,
 /// `.invalid` or MISSING, never crash or loop.
-public struct BinaryValue {
+package struct BinaryValue {
     /// The whole encoded document.
-    public let buffer: UnsafeRawBufferPointer
+    let buffer: UnsafeRawBufferPointer
     /// The offset of this value's tag byte in `buffer`.
-    public let offset: Int
+    let offset: Int
 
     /// The deepest nesting that recursive walks (`toValue`, `isValid`) follow.
-    public static let maxDepth = 1024
+    static let maxDepth = 1024
 
     /// A view of the value at `offset` (not checked until read).
     @inlinable
-    public init(buffer: UnsafeRawBufferPointer, offset: Int) {
+    init(buffer: UnsafeRawBufferPointer, offset: Int) {
         self.buffer = buffer
         self.offset = offset
     }
@@ -129,7 +129,7 @@ public struct BinaryValue {
     ///
     /// Checks the format header and the root's tag and container header; deeper parts
     /// are checked as they are read (use `isValid` to check everything).
-    public static func root(_ bytes: UnsafeRawBufferPointer) -> BinaryValue? {
+    package static func root(_ bytes: UnsafeRawBufferPointer) -> BinaryValue? {
         guard bytes.count >= 2, bytes[0] == BinaryFormat.header else { return nil }
         let v = BinaryValue(buffer: bytes, offset: 1)
         switch v.kind {
@@ -146,7 +146,7 @@ public struct BinaryValue {
 
     /// The type of this value (from its tag byte; a truncated payload shows up as nil
     /// from the typed accessors).
-    public var kind: BinaryKind {
+    package var kind: BinaryKind {
         guard let t = tag else { return .invalid }
         switch t {
         case 0x00: return .null
@@ -161,10 +161,10 @@ public struct BinaryValue {
     }
 
     /// True for `null`.
-    public var isNull: Bool { tag == BinaryFormat.null }
+    var isNull: Bool { tag == BinaryFormat.null }
 
     /// The boolean, or nil for other kinds.
-    public var bool: Bool? {
+    package var bool: Bool? {
         switch tag {
         case BinaryFormat.falseTag: false
         case BinaryFormat.trueTag: true
@@ -174,7 +174,7 @@ public struct BinaryValue {
 
     /// The integer; also an integral double that fits in `Int64` (as `Value.intValue`);
     /// nil for other kinds.
-    public var int: Int64? {
+    package var int: Int64? {
         guard let t = tag else { return nil }
         switch t {
         case 0x20...0x3F:
@@ -199,7 +199,7 @@ public struct BinaryValue {
     }
 
     /// The number as a Double (integers convert, rounding if beyond 2^53); nil for other kinds.
-    public var double: Double? {
+    package var double: Double? {
         guard let t = tag else { return nil }
         switch t {
         case BinaryFormat.double:
@@ -222,7 +222,7 @@ public struct BinaryValue {
     }
 
     /// The number as a `Value` (`.int` or `.double`), or nil for other kinds.
-    public var number: Value? {
+    var number: Value? {
         switch kind {
         case .int: int.map(Value.int)
         case .double: double.map(Value.double)
@@ -246,20 +246,20 @@ public struct BinaryValue {
 
     /// Calls `body` with the string's UTF-8 bytes (valid only during the call), without
     /// allocating; nil if this is not a string.
-    public func withUTF8<R>(_ body: (UnsafeRawBufferPointer) throws -> R) rethrows -> R? {
+    func withUTF8<R>(_ body: (UnsafeRawBufferPointer) throws -> R) rethrows -> R? {
         guard let r = stringRange else { return nil }
         return try body(UnsafeRawBufferPointer(rebasing: buffer[r]))
     }
 
     /// The string (copied out of the buffer), or nil. Invalid UTF-8 in corrupt data is
     /// repaired with U+FFFD.
-    public var string: String? {
+    package var string: String? {
         guard let r = stringRange else { return nil }
         return String(decoding: UnsafeRawBufferPointer(rebasing: buffer[r]), as: UTF8.self)
     }
 
     /// True if this is a string equal to `s` (byte for byte).
-    public func stringEquals(_ s: String) -> Bool {
+    func stringEquals(_ s: String) -> Bool {
         guard let r = stringRange else { return false }
         let bytes = UnsafeRawBufferPointer(rebasing: buffer[r])
         return withUTF8Bytes(of: s) { compareBytes(bytes, $0) == 0 }
@@ -326,13 +326,13 @@ public struct BinaryValue {
 
     /// The number of elements of an array or members of an object; 0 for other kinds
     /// (and for a corrupt container header).
-    public var count: Int { container()?.count ?? 0 }
+    package var count: Int { container()?.count ?? 0 }
 
     /// The element at `index` of an array (negative counts from the end), or nil if out of
     /// range or not an array.
     ///
     /// - Complexity: O(1).
-    public subscript(index: Int) -> BinaryValue? {
+    package subscript(index: Int) -> BinaryValue? {
         guard let c = container(), !c.isObject else { return nil }
         let i = index < 0 ? c.count &+ index : index
         guard i >= 0, i < c.count, let p = position(c, i) else { return nil }
@@ -342,14 +342,14 @@ public struct BinaryValue {
     /// The value of member `key` of an object, or nil if absent or not an object.
     ///
     /// - Complexity: O(log n) key comparisons (binary search over the sorted keys).
-    public func member(_ key: String) -> BinaryValue? {
+    package func member(_ key: String) -> BinaryValue? {
         withUTF8Bytes(of: key) { member(utf8: $0) }
     }
 
     /// The value of the member whose key has these UTF-8 bytes, or nil.
     ///
     /// - Complexity: O(log n) key comparisons.
-    public func member(utf8 key: UnsafeRawBufferPointer) -> BinaryValue? {
+    func member(utf8 key: UnsafeRawBufferPointer) -> BinaryValue? {
         guard let c = container(), c.isObject else { return nil }
         var lo = 0
         var hi = c.count
@@ -364,7 +364,7 @@ public struct BinaryValue {
     }
 
     /// The member at position `index` in key order, or nil if out of range or not an object.
-    public func member(at index: Int) -> (key: UnsafeRawBufferPointer, value: BinaryValue)? {
+    func member(at index: Int) -> (key: UnsafeRawBufferPointer, value: BinaryValue)? {
         guard let c = container(), c.isObject, index >= 0, index < c.count,
               let p = position(c, index), let m = memberSlot(at: p) else { return nil }
         return (UnsafeRawBufferPointer(rebasing: buffer[m.key]), BinaryValue(buffer: buffer, offset: m.value))
@@ -374,7 +374,7 @@ public struct BinaryValue {
 
     /// The value at `path` (member names and array indexes), or nil if any step is
     /// absent or of the wrong type. An empty path is this value.
-    public func lookup(_ path: [PathComponent]) -> BinaryValue? {
+    package func lookup(_ path: [PathComponent]) -> BinaryValue? {
         var v = self
         for step in path {
             switch step {
@@ -386,7 +386,7 @@ public struct BinaryValue {
     }
 
     /// The decoded value at `path`, or MISSING if absent (or corrupt).
-    public func value(at path: [PathComponent]) -> Value {
+    func value(at path: [PathComponent]) -> Value {
         lookup(path)?.toValue() ?? .missing
     }
 
@@ -394,12 +394,12 @@ public struct BinaryValue {
 
     /// The whole value decoded into a `Value`, or MISSING if any part is corrupt or nested
     /// deeper than `maxDepth`.
-    public func toValue() -> Value {
+    func toValue() -> Value {
         decode() ?? .missing
     }
 
     /// Decodes the value, or nil if any part is corrupt.
-    public func decode() -> Value? {
+    package func decode() -> Value? {
         var budget = visitBudget
         return decode(depth: 0, budget: &budget)
     }
@@ -525,7 +525,7 @@ public struct BinaryValue {
     /// valid UTF-8, object keys strictly increasing, nesting within `maxDepth`.
     ///
     /// - Complexity: O(size of the value).
-    public var isValid: Bool {
+    package var isValid: Bool {
         var budget = visitBudget
         return check(depth: 0, budget: &budget)
     }
@@ -564,7 +564,7 @@ public struct BinaryValue {
     }
 
     /// True if `bytes` is a complete, well-formed document (header and every value).
-    public static func isValidDocument(_ bytes: UnsafeRawBufferPointer) -> Bool {
+    static func isValidDocument(_ bytes: UnsafeRawBufferPointer) -> Bool {
         root(bytes)?.isValid ?? false
     }
 
@@ -572,26 +572,26 @@ public struct BinaryValue {
 
     /// The elements of an array, in order (empty for other kinds). Iteration stops early
     /// at a corrupt element position.
-    public var elements: Elements {
+    package var elements: Elements {
         if let c = container(), !c.isObject { return Elements(value: self, container: c, index: 0) }
         return Elements(value: self, container: nil, index: 0)
     }
 
     /// The members of an object in key order, as (UTF-8 key bytes, value); empty for
     /// other kinds. Iteration stops early at a corrupt member.
-    public var members: Members {
+    package var members: Members {
         if let c = container(), c.isObject { return Members(value: self, container: c, index: 0) }
         return Members(value: self, container: nil, index: 0)
     }
 
     /// An iterator over the elements of an array.
-    public struct Elements: Sequence, IteratorProtocol {
+    package struct Elements: Sequence, IteratorProtocol {
         let value: BinaryValue
         let container: Container?
         var index: Int
 
         /// The next element, or nil at the end.
-        public mutating func next() -> BinaryValue? {
+        package mutating func next() -> BinaryValue? {
             guard let c = container, index < c.count, let p = value.position(c, index) else { return nil }
             index &+= 1
             return BinaryValue(buffer: value.buffer, offset: p)
@@ -599,13 +599,13 @@ public struct BinaryValue {
     }
 
     /// An iterator over the members of an object, in key order.
-    public struct Members: Sequence, IteratorProtocol {
+    package struct Members: Sequence, IteratorProtocol {
         let value: BinaryValue
         let container: Container?
         var index: Int
 
         /// The next member, or nil at the end. The key bytes are valid as long as the buffer.
-        public mutating func next() -> (key: UnsafeRawBufferPointer, value: BinaryValue)? {
+        package mutating func next() -> (key: UnsafeRawBufferPointer, value: BinaryValue)? {
             guard let c = container, index < c.count, let p = value.position(c, index),
                   let m = value.memberSlot(at: p) else { return nil }
             index &+= 1
@@ -614,7 +614,7 @@ public struct BinaryValue {
     }
 
     /// The keys of an object in order, as strings (allocates).
-    public var keys: [String] {
+    package var keys: [String] {
         members.map { String(decoding: $0.key, as: UTF8.self) }
     }
 
@@ -646,7 +646,7 @@ public struct BinaryValue {
 extension BinaryValue {
     /// Structural equality with a decoded value, using `Value`'s `==` rules (numbers by
     /// value, strings byte for byte), without decoding this value. MISSING equals nothing.
-    public func equals(_ value: Value) -> Bool {
+    package func equals(_ value: Value) -> Bool {
         equals(value, depth: 0)
     }
 

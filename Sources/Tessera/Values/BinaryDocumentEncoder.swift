@@ -12,19 +12,19 @@
 /// ```swift
 /// let bytes = try BinaryEncoder.encodeJSON(#"{"name": "Alice", "age": 30}"#)
 /// ```
-public enum BinaryEncoder {
+package enum BinaryEncoder {
     /// The binary document (header and root) of `value`.
     ///
     /// MISSING members of objects are left out; MISSING array elements and a MISSING root
     /// are written as null. Object keys are sorted by UTF-8 bytes.
-    public static func encode(_ value: Value) -> [UInt8] {
+    static func encode(_ value: Value) -> [UInt8] {
         var out: [UInt8] = []
         encode(value, into: &out)
         return out
     }
 
     /// Appends the binary document (header and root) of `value` to `out`.
-    public static func encode(_ value: Value, into out: inout [UInt8]) {
+    static func encode(_ value: Value, into out: inout [UInt8]) {
         var b = BinaryBuilder(capacity: 256)
         defer { b.deallocate() }
         b.buffer.append(BinaryFormat.header)
@@ -37,14 +37,14 @@ public enum BinaryEncoder {
     ///
     /// The JSON rules are `JSONReader`'s (strict RFC 8259; duplicate keys: the last wins).
     /// - Throws: `JSONError` with the position of the first error.
-    public static func encodeJSON(_ json: UnsafeRawBufferPointer, maxDepth: Int = JSONReader.defaultMaxDepth) throws(JSONError) -> [UInt8] {
+    package static func encodeJSON(_ json: UnsafeRawBufferPointer, maxDepth: Int = JSONReader.defaultMaxDepth) throws(JSONError) -> [UInt8] {
         var out: [UInt8] = []
         try encodeJSON(json, into: &out, maxDepth: maxDepth)
         return out
     }
 
     /// Appends the binary document of JSON text to `out` (unchanged on error).
-    public static func encodeJSON(_ json: UnsafeRawBufferPointer, into out: inout [UInt8], maxDepth: Int = JSONReader.defaultMaxDepth) throws(JSONError) {
+    static func encodeJSON(_ json: UnsafeRawBufferPointer, into out: inout [UInt8], maxDepth: Int = JSONReader.defaultMaxDepth) throws(JSONError) {
         // The builder is created in place so that its arrays stay uniquely referenced.
         var scanner = JSONScanner(json, maxDepth: maxDepth, sink: BinaryBuilder(capacity: json.count + 16))
         scanner.sink.buffer.append(BinaryFormat.header)
@@ -61,7 +61,7 @@ public enum BinaryEncoder {
     }
 
     /// Encodes JSON text straight into a binary document.
-    public static func encodeJSON(_ json: String, maxDepth: Int = JSONReader.defaultMaxDepth) throws(JSONError) -> [UInt8] {
+    static func encodeJSON(_ json: String, maxDepth: Int = JSONReader.defaultMaxDepth) throws(JSONError) -> [UInt8] {
         var json = json
         let r: Swift.Result<[UInt8], JSONError> = json.withUTF8 { buf in
             do throws(JSONError) { return .success(try encodeJSON(UnsafeRawBufferPointer(buf), maxDepth: maxDepth)) } catch {
@@ -72,7 +72,7 @@ public enum BinaryEncoder {
     }
 
     /// Encodes JSON text straight into a binary document.
-    public static func encodeJSON(_ json: [UInt8], maxDepth: Int = JSONReader.defaultMaxDepth) throws(JSONError) -> [UInt8] {
+    static func encodeJSON(_ json: [UInt8], maxDepth: Int = JSONReader.defaultMaxDepth) throws(JSONError) -> [UInt8] {
         let r: Swift.Result<[UInt8], JSONError> = json.withUnsafeBytes { buf in
             do throws(JSONError) { return .success(try encodeJSON(buf, maxDepth: maxDepth)) } catch { return .failure(error) }
         }

@@ -28,7 +28,7 @@ public struct Collation: Sendable, Hashable {
     @inlinable public var isBinary: Bool { !unicode && !ignoreCase }
 
     /// Builds the collation of a COLLATE keyword list (later keywords override earlier ones).
-    public init(keywords: [CollationKeyword]) {
+    init(keywords: [CollationKeyword]) {
         self.init()
         for k in keywords {
             switch k {

@@ -23,18 +23,18 @@
 /// `offset` is the byte offset of the offending byte (or the input length for an
 /// unexpected end); `line` and `column` are 1-based, lines are separated by LF and
 /// columns count Unicode scalars (UTF-8 lead bytes) from the start of the line.
-public struct JSONError: Error, CustomStringConvertible, Sendable, Equatable {
+package struct JSONError: Error, CustomStringConvertible, Sendable, Equatable {
     /// What went wrong, e.g. `trailing comma is not allowed`.
-    public var message: String
+    package var message: String
     /// The byte offset of the error in the input.
-    public var offset: Int
+    package var offset: Int
     /// The 1-based line of the error.
-    public var line: Int
+    package var line: Int
     /// The 1-based column of the error (in Unicode scalars).
-    public var column: Int
+    package var column: Int
 
     /// Creates an error.
-    public init(message: String, offset: Int, line: Int, column: Int) {
+    package init(message: String, offset: Int, line: Int, column: Int) {
         self.message = message
         self.offset = offset
         self.line = line
@@ -42,7 +42,7 @@ public struct JSONError: Error, CustomStringConvertible, Sendable, Equatable {
     }
 
     /// `message at line L, column C`.
-    public var description: String { "\(message) at line \(line), column \(column)" }
+    package var description: String { "\(message) at line \(line), column \(column)" }
 
     /// An error whose line and column are filled in later by `locate(in:)`.
     @inline(never)
@@ -81,9 +81,9 @@ public struct JSONError: Error, CustomStringConvertible, Sendable, Equatable {
 ///
 /// Duplicate keys in an object keep the last value. Integers that fit are `.int`, other
 /// numbers `.double`. See the comment at the top of this file for the exact rules.
-public enum JSONReader {
+package enum JSONReader {
     /// The default maximum nesting depth of arrays and objects.
-    public static let defaultMaxDepth = 512
+    package static let defaultMaxDepth = 512
 
     /// Parses one JSON value from UTF-8 bytes.
     ///
@@ -93,7 +93,7 @@ public enum JSONReader {
     /// - Returns: the value.
     /// - Throws: `JSONError` with the offset, line and column of the first error.
     /// - Complexity: O(n) in the length of the text.
-    public static func parse(_ bytes: UnsafeRawBufferPointer, maxDepth: Int = defaultMaxDepth) throws(JSONError) -> Value {
+    package static func parse(_ bytes: UnsafeRawBufferPointer, maxDepth: Int = defaultMaxDepth) throws(JSONError) -> Value {
         var scanner = JSONScanner(bytes, maxDepth: maxDepth, sink: JSONValueBuilder())
         do {
             try scanner.parseDocument()
@@ -106,7 +106,7 @@ public enum JSONReader {
     }
 
     /// Parses one JSON value from UTF-8 bytes.
-    public static func parse(_ bytes: [UInt8], maxDepth: Int = defaultMaxDepth) throws(JSONError) -> Value {
+    package static func parse(_ bytes: [UInt8], maxDepth: Int = defaultMaxDepth) throws(JSONError) -> Value {
         let r: Swift.Result<Value, JSONError> = bytes.withUnsafeBytes { buf in
             do throws(JSONError) { return .success(try parse(buf, maxDepth: maxDepth)) } catch { return .failure(error) }
         }
@@ -114,7 +114,7 @@ public enum JSONReader {
     }
 
     /// Parses one JSON value from a string.
-    public static func parse(_ text: String, maxDepth: Int = defaultMaxDepth) throws(JSONError) -> Value {
+    package static func parse(_ text: String, maxDepth: Int = defaultMaxDepth) throws(JSONError) -> Value {
         var text = text
         let r: Swift.Result<Value, JSONError> = text.withUTF8 { buf in
             do throws(JSONError) { return .success(try parse(UnsafeRawBufferPointer(buf), maxDepth: maxDepth)) } catch {
@@ -128,7 +128,7 @@ public enum JSONReader {
     ///
     /// - Throws: `JSONError` for invalid JSON, or `top-level value is not an object`
     ///   (at offset of the value) when it is valid JSON of another type.
-    public static func parseObject(_ bytes: UnsafeRawBufferPointer, maxDepth: Int = defaultMaxDepth) throws(JSONError) -> [String: Value] {
+    package static func parseObject(_ bytes: UnsafeRawBufferPointer, maxDepth: Int = defaultMaxDepth) throws(JSONError) -> [String: Value] {
         let v = try parse(bytes, maxDepth: maxDepth)
         if case .object(let o) = v { return o }
         var start = 0
@@ -139,7 +139,7 @@ public enum JSONReader {
     }
 
     /// Parses JSON text that must be an object (a document body).
-    public static func parseObject(_ bytes: [UInt8], maxDepth: Int = defaultMaxDepth) throws(JSONError) -> [String: Value] {
+    package static func parseObject(_ bytes: [UInt8], maxDepth: Int = defaultMaxDepth) throws(JSONError) -> [String: Value] {
         let r: Swift.Result<[String: Value], JSONError> = bytes.withUnsafeBytes { buf in
             do throws(JSONError) { return .success(try parseObject(buf, maxDepth: maxDepth)) } catch { return .failure(error) }
         }
@@ -147,7 +147,7 @@ public enum JSONReader {
     }
 
     /// Parses JSON text that must be an object (a document body).
-    public static func parseObject(_ text: String, maxDepth: Int = defaultMaxDepth) throws(JSONError) -> [String: Value] {
+    package static func parseObject(_ text: String, maxDepth: Int = defaultMaxDepth) throws(JSONError) -> [String: Value] {
         var text = text
         let r: Swift.Result<[String: Value], JSONError> = text.withUTF8 { buf in
             do throws(JSONError) { return .success(try parseObject(UnsafeRawBufferPointer(buf), maxDepth: maxDepth)) } catch {
@@ -167,7 +167,7 @@ public enum JSONReader {
     ///   - body: receives the 1-based line number and the value.
     /// - Throws: a `JSONError` whose line, column and offset refer to the whole input
     ///   (so `line` is the failing line), or whatever `body` throws.
-    public static func forEachLine(
+    package static func forEachLine(
         _ bytes: UnsafeRawBufferPointer, maxDepth: Int = defaultMaxDepth,
         _ body: (_ line: Int, _ value: Value) throws -> Void
     ) throws {
@@ -200,7 +200,7 @@ public enum JSONReader {
     /// Parses all values of JSON Lines text with their 1-based line numbers.
     ///
     /// - Throws: `JSONError` for the first invalid line (its `line` is that line's number).
-    public static func parseLines(_ bytes: UnsafeRawBufferPointer, maxDepth: Int = defaultMaxDepth) throws(JSONError) -> [(line: Int, value: Value)] {
+    package static func parseLines(_ bytes: UnsafeRawBufferPointer, maxDepth: Int = defaultMaxDepth) throws(JSONError) -> [(line: Int, value: Value)] {
         var out: [(line: Int, value: Value)] = []
         do {
             try forEachLine(bytes, maxDepth: maxDepth) { out.append(($0, $1)) }
@@ -213,7 +213,7 @@ public enum JSONReader {
     }
 
     /// Parses all values of JSON Lines text with their 1-based line numbers.
-    public static func parseLines(_ text: String, maxDepth: Int = defaultMaxDepth) throws(JSONError) -> [(line: Int, value: Value)] {
+    package static func parseLines(_ text: String, maxDepth: Int = defaultMaxDepth) throws(JSONError) -> [(line: Int, value: Value)] {
         var text = text
         let r: Swift.Result<[(line: Int, value: Value)], JSONError> = text.withUTF8 { buf in
             do throws(JSONError) { return .success(try parseLines(UnsafeRawBufferPointer(buf), maxDepth: maxDepth)) } catch {

@@ -1,8 +1,8 @@
 /// Writes values as JSON text (RFC 8259): object keys sorted by code point, integers
 /// exactly, doubles in shortest round-trip form, non-finite numbers as `null`.
-public enum JSONWriter {
+package enum JSONWriter {
     /// The JSON text of `value` (MISSING writes as `null`).
-    public static func string(_ value: Value, pretty: Bool = false) -> String {
+    package static func string(_ value: Value, pretty: Bool = false) -> String {
         var out: [UInt8] = []
         out.reserveCapacity(64)
         write(value, into: &out, pretty: pretty, indent: 0)
@@ -10,7 +10,7 @@ public enum JSONWriter {
     }
 
     /// Appends the JSON text of `value` to `out`.
-    public static func write(_ value: Value, into out: inout [UInt8], pretty: Bool = false, indent: Int = 0) {
+    package static func write(_ value: Value, into out: inout [UInt8], pretty: Bool = false, indent: Int = 0) {
         switch value {
         case .missing, .null: out.append(contentsOf: "null".utf8)
         case .bool(let b): out.append(contentsOf: (b ? "true" : "false").utf8)

@@ -1,5 +1,5 @@
 /// One step of a property path: `.name` or `[index]`.
-public enum PathComponent: Sendable, Hashable {
+package enum PathComponent: Sendable, Hashable {
     /// A member name (case-sensitive).
     case key(String)
     /// An array index; negative counts from the end.
@@ -7,7 +7,7 @@ public enum PathComponent: Sendable, Hashable {
 }
 
 /// One collation keyword of a COLLATE clause.
-public enum CollationKeyword: Sendable, Hashable {
+enum CollationKeyword: Sendable, Hashable {
     /// `UNICODE` or `UNICODE:locale`.
     case unicode(locale: String?)
     /// `NOUNICODE`.

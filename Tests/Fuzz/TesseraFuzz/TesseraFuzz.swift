@@ -14,6 +14,7 @@
 //   fixture   ConformanceRunner.runFixture on the input written to a fixture file
 // Any thrown error is fine; a crash, a hang or a failed check (a trap) is a finding.
 import Tessera
+import TesseraConformance
 #if TESSERA_LIBFUZZER
 import CFuzzerDriver
 #endif

@@ -1,6 +1,6 @@
 import Testing
 import Foundation
-import Tessera
+@testable import Tessera
 
 /// Release-build micro-benchmarks for the storage core and the executor. Opt-in:
 /// `TESSERA_BENCH=1 swift test -c release --filter MicroBenchmarks` prints the figures.

@@ -1,5 +1,5 @@
 import Testing
-import Tessera
+@testable import Tessera
 
 @Suite("Full-text: evaluation and ranking")
 struct FullTextEvaluationTests {

@@ -1,6 +1,6 @@
 import Foundation
 import Testing
-import Tessera
+@testable import Tessera
 
 /// Random documents and queries checked against an independent, straightforward
 /// implementation of SPEC §10.1 (no caches, no byte-level fast paths, Foundation for Unicode).

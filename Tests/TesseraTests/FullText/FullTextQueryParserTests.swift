@@ -1,5 +1,5 @@
 import Testing
-import Tessera
+@testable import Tessera
 
 @Suite("Full-text: query parser")
 struct FullTextQueryParserTests {

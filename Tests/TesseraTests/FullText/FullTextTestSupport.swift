@@ -1,4 +1,4 @@
-import Tessera
+@testable import Tessera
 
 /// Document keys as readable strings.
 func docKey(_ s: String) -> [UInt8] { Array(s.utf8) }

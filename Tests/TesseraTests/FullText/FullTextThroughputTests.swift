@@ -1,6 +1,6 @@
 import Foundation
 import Testing
-import Tessera
+@testable import Tessera
 
 /// Tokenizer throughput on a synthetic corpus shaped like the index-build target (100 000
 /// documents of 40–120 words). Opt-in, meant for a release build:

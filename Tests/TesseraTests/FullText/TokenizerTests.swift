@@ -1,6 +1,6 @@
 import Foundation
 import Testing
-import Tessera
+@testable import Tessera
 
 @Suite("Full-text: tokenizer")
 struct TokenizerTests {

@@ -1,6 +1,7 @@
 import Testing
 import Foundation
 @testable import Tessera
+import TesseraConformance
 
 /// Seeded fuzzing of every reader of outside input, bounded to a few seconds each: the JSON
 /// reader, the binary document reader (corrupt and truncated bytes), the SQL++ parser and

@@ -36,7 +36,7 @@ public struct VariableExpression: ExpressionProtocol, Hashable {
     }
 
     /// The path as an AST property (the analyzer resolves the variable).
-    public var expr: Expr { .property(components, .none) }
+    var expr: Expr { .property(components, .none) }
 }
 
 /// `ANY v` waiting for `IN array`.

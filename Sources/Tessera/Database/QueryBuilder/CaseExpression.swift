@@ -37,7 +37,7 @@ public struct CaseBuilder: ExpressionProtocol, Hashable {
     /// The CASE expression.
     ///
     /// - Precondition: at least one `when`.
-    public var expr: Expr {
+    var expr: Expr {
         precondition(!clauses.isEmpty, "CASE needs at least one WHEN clause")
         return .caseWhen(operand: operand, clauses, else: elseExpr)
     }

@@ -2,10 +2,7 @@
 // as factories on the engine's `Collation` value type.
 
 /// A collation usable in `ExpressionProtocol.collate(_:)`.
-public protocol CollationProtocol: Sendable {
-    /// The COLLATE keywords it stands for.
-    var collationKeywords: [CollationKeyword] { get }
-}
+public protocol CollationProtocol: Sendable {}
 
 extension Collation {
     /// An ASCII collation: `COLLATE (NOUNICODE CASE)`, or `(NOUNICODE NOCASE)` with
@@ -19,7 +16,7 @@ extension Collation {
 
 extension Collation: CollationProtocol {
     /// The keywords that rebuild this collation.
-    public var collationKeywords: [CollationKeyword] {
+    var collationKeywords: [CollationKeyword] {
         if unicode {
             return [.unicode(locale: locale), ignoreCase ? .noCase : .caseSensitive, ignoreAccents ? .noDiac : .diac]
         }
@@ -40,7 +37,7 @@ public struct ASCIICollation: CollationProtocol, Hashable {
     }
 
     /// `[NOUNICODE, CASE|NOCASE]`.
-    public var collationKeywords: [CollationKeyword] { [.noUnicode, ignoresCase ? .noCase : .caseSensitive] }
+    var collationKeywords: [CollationKeyword] { [.noUnicode, ignoresCase ? .noCase : .caseSensitive] }
 }
 
 /// `Collation.unicode()`: the Unicode Collation Algorithm, optionally ignoring case and/or
@@ -75,7 +72,7 @@ public struct UnicodeCollation: CollationProtocol, Hashable {
     }
 
     /// `[UNICODE[:locale], CASE|NOCASE, DIAC|NODIAC]`.
-    public var collationKeywords: [CollationKeyword] {
+    var collationKeywords: [CollationKeyword] {
         [.unicode(locale: localeName), ignoresCase ? .noCase : .caseSensitive, ignoresAccents ? .noDiac : .diac]
     }
 }

@@ -1,10 +1,7 @@
 // QueryBuilder data sources (SPEC §11).
 
 /// A FROM or JOIN source.
-public protocol DataSourceProtocol: Sendable {
-    /// The source's AST.
-    var reference: DataSourceReference { get }
-}
+public protocol DataSourceProtocol: Sendable {}
 
 /// Factories of data sources.
 public enum DataSource {
@@ -21,7 +18,7 @@ public enum DataSource {
 /// A collection source that can be given an alias.
 public struct DataSourceAs: DataSourceProtocol, Hashable {
     /// The source's AST.
-    public let reference: DataSourceReference
+    let reference: DataSourceReference
 
     /// The collection `collection` of `scope`, without alias.
     public init(scope: String?, collection: String) {

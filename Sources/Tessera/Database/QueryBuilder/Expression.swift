@@ -9,17 +9,14 @@ import Foundation
 #endif
 
 /// Anything that is a query expression: builder values and their results.
-public protocol ExpressionProtocol: Sendable {
-    /// The expression's AST.
-    var expr: Expr { get }
-}
+public protocol ExpressionProtocol: Sendable {}
 
 /// A built expression.
 public struct QueryExpression: ExpressionProtocol, Hashable {
     /// The expression's AST.
-    public let expr: Expr
+    let expr: Expr
     /// Wraps an AST node.
-    public init(_ expr: Expr) { self.expr = expr }
+    init(_ expr: Expr) { self.expr = expr }
 }
 
 // MARK: - Operators
@@ -187,11 +184,11 @@ public enum Expression {
 /// A property path; `from(alias)` qualifies it with a source alias.
 public struct PropertyExpression: ExpressionProtocol, Hashable {
     /// The path without the alias.
-    public let components: [PathComponent]
+    let components: [PathComponent]
     /// The source alias, if qualified.
-    public let alias: String?
+    let alias: String?
     /// True for `Expression.all()`.
-    public let isAll: Bool
+    let isAll: Bool
 
     init(components: [PathComponent], alias: String? = nil, isAll: Bool = false) {
         self.components = components
@@ -201,7 +198,7 @@ public struct PropertyExpression: ExpressionProtocol, Hashable {
 
     /// The path as an AST property. `Expression.all()` is the alias alone, or an empty path
     /// (the whole document of the single source) without one.
-    public var expr: Expr {
+    var expr: Expr {
         .property((alias.map { [PathComponent.key($0)] } ?? []) + components, .none)
     }
 
@@ -214,7 +211,7 @@ public struct PropertyExpression: ExpressionProtocol, Hashable {
 /// A full-text index reference: `idx` or, with `from`, `alias.idx`.
 public struct FullTextIndexExpression: Sendable, Hashable {
     /// The reference.
-    public let reference: IndexReference
+    let reference: IndexReference
     /// The index of the source `alias`.
     public func from(_ alias: String) -> FullTextIndexExpression {
         FullTextIndexExpression(reference: IndexReference(alias: alias, name: reference.name))

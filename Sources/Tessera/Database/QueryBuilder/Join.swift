@@ -1,10 +1,7 @@
 // QueryBuilder JOINs and (a Tessera addition) UNNESTs (SPEC §11).
 
 /// A JOIN or UNNEST following FROM.
-public protocol JoinProtocol: Sendable {
-    /// The item's AST.
-    var item: FromClauseItem { get }
-}
+public protocol JoinProtocol: Sendable {}
 
 /// Factories of JOINs (and, as a Tessera addition, UNNESTs).
 ///
@@ -39,7 +36,7 @@ public struct JoinOn: JoinProtocol, Hashable {
     let source: DataSourceReference
 
     /// The join without condition.
-    public var item: FromClauseItem { .join(kind, source, on: nil) }
+    var item: FromClauseItem { .join(kind, source, on: nil) }
 
     /// The join with condition `expression`.
     public func on(_ expression: ExpressionProtocol) -> JoinItem {
@@ -50,13 +47,13 @@ public struct JoinOn: JoinProtocol, Hashable {
 /// A complete JOIN or UNNEST.
 public struct JoinItem: JoinProtocol, Hashable {
     /// The item's AST.
-    public let item: FromClauseItem
+    let item: FromClauseItem
 }
 
 /// An UNNEST that can be given an alias.
 public struct UnnestAs: JoinProtocol, Hashable {
     /// The item's AST.
-    public let item: FromClauseItem
+    let item: FromClauseItem
 
     /// `UNNEST path AS alias`.
     public func `as`(_ alias: String?) -> UnnestAs {

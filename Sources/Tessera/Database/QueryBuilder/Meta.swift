@@ -17,9 +17,9 @@ public enum Meta {
 /// One metadata key, optionally of a named source.
 public struct MetaExpression: ExpressionProtocol, Hashable {
     /// The key.
-    public let key: MetaKey
+    let key: MetaKey
     /// The source alias.
-    public let alias: String?
+    let alias: String?
 
     init(key: MetaKey, alias: String? = nil) {
         self.key = key
@@ -27,7 +27,7 @@ public struct MetaExpression: ExpressionProtocol, Hashable {
     }
 
     /// `META(alias).key`.
-    public var expr: Expr { .meta(alias: alias, key: key, .none) }
+    var expr: Expr { .meta(alias: alias, key: key, .none) }
 
     /// The key of the source `alias`.
     public func from(_ alias: String?) -> MetaExpression { MetaExpression(key: key, alias: alias) }

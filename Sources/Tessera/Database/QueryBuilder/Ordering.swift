@@ -1,10 +1,7 @@
 // QueryBuilder ORDER BY keys (SPEC §11).
 
 /// One ORDER BY key.
-public protocol OrderingProtocol: Sendable {
-    /// The key's AST.
-    var term: OrderingTerm { get }
-}
+public protocol OrderingProtocol: Sendable {}
 
 /// Factories of ORDER BY keys.
 ///
@@ -23,7 +20,7 @@ public enum Ordering {
 /// An ORDER BY key whose direction can be chosen.
 public struct SortOrder: OrderingProtocol, Hashable {
     /// The key's AST.
-    public let term: OrderingTerm
+    let term: OrderingTerm
 
     /// Ascending (the default).
     public func ascending() -> SortOrder { SortOrder(term: OrderingTerm(expression: term.expression, descending: false)) }

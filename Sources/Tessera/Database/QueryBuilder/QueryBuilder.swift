@@ -10,8 +10,10 @@
 ///     .from(DataSource.collection(name: "hotels"))
 ///     .where(Expression.property("city").equalTo(Expression.string("Paris")))
 ///     .orderBy(Ordering.property("name"))
-/// q.statement   // the same AST as SQLParser.parseStatement("SELECT name FROM hotels WHERE …")
+/// let rows = try db.createQuery(q).execute().allResults()
 /// ```
+///
+/// A builder query compiles to the same statement as its SQL++ twin.
 public enum QueryBuilder {
     /// `SELECT results`.
     ///
@@ -25,18 +27,25 @@ public enum QueryBuilder {
     public static func selectDistinct(_ results: [SelectResultProtocol]) -> Select { Select(distinct: true, results) }
 }
 
-/// A QueryBuilder chain that is a whole statement (every stage from `from` on).
-public protocol QueryBuilderStatement: Sendable {
-    /// The statement built so far.
-    var statement: SelectStatement { get }
+/// A QueryBuilder chain that is a whole statement (every stage from `from` on); run it with
+/// `Database.createQuery(_:)`.
+public protocol QueryBuilderStatement: Sendable {}
+
+extension Database {
+    /// Compiles a query built with `QueryBuilder`.
+    ///
+    /// - Throws: `QueryError` of kind `.semantic` (an unknown collection, say).
+    public func createQuery(_ query: any QueryBuilderStatement) throws -> Query {
+        try createQuery(statement: query.statement)
+    }
 }
 
 /// The SELECT clause, waiting for FROM.
 public struct Select: Sendable, Hashable {
     /// `SELECT DISTINCT`.
-    public let distinct: Bool
+    let distinct: Bool
     /// The results.
-    public let columns: [ResultColumn]
+    let columns: [ResultColumn]
 
     init(distinct: Bool, _ results: [SelectResultProtocol]) {
         precondition(!results.isEmpty, "QueryBuilder.select needs at least one result")
@@ -134,41 +143,41 @@ extension LimitRouter {
 /// `SELECT … FROM …`.
 public struct From: JoinRouter, WhereRouter, GroupByRouter, OrderByRouter, LimitRouter, Hashable {
     /// The statement built so far.
-    public let statement: SelectStatement
+    let statement: SelectStatement
 }
 
 /// `… FROM … JOIN …`.
 public struct Joins: WhereRouter, GroupByRouter, OrderByRouter, LimitRouter, Hashable {
     /// The statement built so far.
-    public let statement: SelectStatement
+    let statement: SelectStatement
 }
 
 /// `… WHERE …`.
 public struct Where: GroupByRouter, OrderByRouter, LimitRouter, Hashable {
     /// The statement built so far.
-    public let statement: SelectStatement
+    let statement: SelectStatement
 }
 
 /// `… GROUP BY …`.
 public struct GroupBy: HavingRouter, OrderByRouter, LimitRouter, Hashable {
     /// The statement built so far.
-    public let statement: SelectStatement
+    let statement: SelectStatement
 }
 
 /// `… HAVING …`.
 public struct Having: OrderByRouter, LimitRouter, Hashable {
     /// The statement built so far.
-    public let statement: SelectStatement
+    let statement: SelectStatement
 }
 
 /// `… ORDER BY …`.
 public struct OrderBy: LimitRouter, Hashable {
     /// The statement built so far.
-    public let statement: SelectStatement
+    let statement: SelectStatement
 }
 
 /// `… LIMIT … [OFFSET …]`.
 public struct Limit: QueryBuilderStatement, Hashable {
     /// The statement built so far.
-    public let statement: SelectStatement
+    let statement: SelectStatement
 }

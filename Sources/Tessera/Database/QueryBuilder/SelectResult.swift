@@ -1,10 +1,7 @@
 // QueryBuilder SELECT results (SPEC §11).
 
 /// One SELECT result.
-public protocol SelectResultProtocol: Sendable {
-    /// The result column's AST.
-    var column: ResultColumn { get }
-}
+public protocol SelectResultProtocol: Sendable {}
 
 /// Factories of SELECT results.
 ///
@@ -32,7 +29,7 @@ public enum SelectResult {
 /// A result that can be renamed with `as`.
 public struct SelectResultAs: SelectResultProtocol, Hashable {
     /// The result column's AST.
-    public let column: ResultColumn
+    let column: ResultColumn
 
     /// The result named `alias` (`expr AS alias`).
     public func `as`(_ alias: String?) -> SelectResultAs {
@@ -46,7 +43,7 @@ public struct SelectResultAs: SelectResultProtocol, Hashable {
 /// `*`, which `from` turns into `alias.*`.
 public struct SelectResultFrom: SelectResultProtocol, Hashable {
     /// The result column's AST.
-    public let column: ResultColumn
+    let column: ResultColumn
 
     /// `alias.*`.
     public func from(_ alias: String?) -> SelectResultAs {

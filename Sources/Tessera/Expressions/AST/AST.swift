@@ -23,7 +23,7 @@ public struct SourceLocation: Sendable, Hashable, CustomStringConvertible {
     }
 
     /// The location of synthesized nodes (QueryBuilder).
-    public static let none = SourceLocation(offset: -1, line: 0, column: 0)
+    static let none = SourceLocation(offset: -1, line: 0, column: 0)
 
     /// Locations never affect AST equality.
     public static func == (_: SourceLocation, _: SourceLocation) -> Bool { true }
@@ -35,12 +35,12 @@ public struct SourceLocation: Sendable, Hashable, CustomStringConvertible {
 }
 
 /// The metadata keys of `meta()`.
-public enum MetaKey: String, Sendable, Hashable, CaseIterable {
+enum MetaKey: String, Sendable, Hashable, CaseIterable {
     case id, sequence, deleted, expiration, revisionID
 }
 
 /// Unary operators.
-public enum UnaryOperator: String, Sendable, Hashable {
+enum UnaryOperator: String, Sendable, Hashable {
     /// `-x`
     case negate = "-"
     /// `+x`
@@ -50,7 +50,7 @@ public enum UnaryOperator: String, Sendable, Hashable {
 }
 
 /// Binary operators (LIKE, IN, BETWEEN and IS-tests have their own nodes).
-public enum BinaryOperator: String, Sendable, Hashable {
+enum BinaryOperator: String, Sendable, Hashable {
     case or = "OR", and = "AND"
     case equal = "=", notEqual = "!="
     case less = "<", lessOrEqual = "<=", greater = ">", greaterOrEqual = ">="
@@ -63,51 +63,51 @@ public enum BinaryOperator: String, Sendable, Hashable {
 }
 
 /// Postfix tests: `IS [NOT] NULL`, `IS [NOT] MISSING`, `IS [NOT] VALUED`.
-public enum TestKind: String, Sendable, Hashable {
+enum TestKind: String, Sendable, Hashable {
     case null = "NULL", missing = "MISSING", valued = "VALUED"
 }
 
 /// `ANY`, `EVERY`, `ANY AND EVERY` (SOME is a synonym of ANY).
-public enum Quantifier: String, Sendable, Hashable {
+enum Quantifier: String, Sendable, Hashable {
     case any = "ANY", every = "EVERY", anyAndEvery = "ANY AND EVERY"
 }
 
 /// `WHEN cond THEN result`.
-public struct WhenClause: Sendable, Hashable {
+struct WhenClause: Sendable, Hashable {
     /// The condition (searched CASE) or the value compared with the operand (simple CASE).
-    public var when: Expr
+    var when: Expr
     /// The result.
-    public var then: Expr
+    var then: Expr
     /// Creates a clause.
-    public init(when: Expr, then: Expr) { self.when = when; self.then = then }
+    init(when: Expr, then: Expr) { self.when = when; self.then = then }
 }
 
 /// A member of an object literal.
-public struct ObjectMember: Sendable, Hashable {
+struct ObjectMember: Sendable, Hashable {
     /// The key.
-    public var key: String
+    var key: String
     /// The value expression.
-    public var value: Expr
+    var value: Expr
     /// Creates a member.
-    public init(key: String, value: Expr) { self.key = key; self.value = value }
+    init(key: String, value: Expr) { self.key = key; self.value = value }
 }
 
 /// A reference to a full-text index in `match()` / `rank()`: `idx` or `alias.idx`.
-public struct IndexReference: Sendable, Hashable {
+struct IndexReference: Sendable, Hashable {
     /// The source alias, when written `alias.idx`.
-    public var alias: String?
+    var alias: String?
     /// The index name.
-    public var name: String
+    var name: String
     /// Where it was written.
-    public var location: SourceLocation
+    var location: SourceLocation
     /// Creates a reference.
-    public init(alias: String? = nil, name: String, location: SourceLocation = .none) {
+    init(alias: String? = nil, name: String, location: SourceLocation = .none) {
         self.alias = alias; self.name = name; self.location = location
     }
 }
 
 /// A SQL++ expression.
-public indirect enum Expr: Sendable, Hashable {
+indirect enum Expr: Sendable, Hashable {
     /// A literal scalar (also `TRUE FALSE NULL MISSING`).
     case literal(Value)
     /// `$name`.
@@ -152,7 +152,7 @@ public indirect enum Expr: Sendable, Hashable {
 }
 
 /// One column of SELECT.
-public enum ResultColumn: Sendable, Hashable {
+enum ResultColumn: Sendable, Hashable {
     /// `*` or `alias.*`, optionally renamed.
     case star(source: String?, alias: String?)
     /// An expression, optionally `AS alias`.
@@ -160,28 +160,28 @@ public enum ResultColumn: Sendable, Hashable {
 }
 
 /// `[scope.]collection [AS alias]` in FROM or JOIN.
-public struct DataSourceReference: Sendable, Hashable {
+struct DataSourceReference: Sendable, Hashable {
     /// The scope as written (nil when omitted).
-    public var scope: String?
+    var scope: String?
     /// The collection as written (`_` and `_default` included).
-    public var collection: String
+    var collection: String
     /// The explicit alias.
-    public var alias: String?
+    var alias: String?
     /// Where it was written.
-    public var location: SourceLocation
+    var location: SourceLocation
     /// Creates a data source reference.
-    public init(scope: String? = nil, collection: String, alias: String? = nil, location: SourceLocation = .none) {
+    init(scope: String? = nil, collection: String, alias: String? = nil, location: SourceLocation = .none) {
         self.scope = scope; self.collection = collection; self.alias = alias; self.location = location
     }
 }
 
 /// Kinds of JOIN.
-public enum JoinKind: String, Sendable, Hashable {
+enum JoinKind: String, Sendable, Hashable {
     case inner = "INNER JOIN", leftOuter = "LEFT OUTER JOIN", cross = "CROSS JOIN"
 }
 
 /// A JOIN or UNNEST following FROM, in the order written.
-public enum FromClauseItem: Sendable, Hashable {
+enum FromClauseItem: Sendable, Hashable {
     /// `[INNER|LEFT [OUTER]|CROSS] JOIN source [ON condition]`.
     case join(JoinKind, DataSourceReference, on: Expr?)
     /// `UNNEST path [AS alias]`.
@@ -189,40 +189,40 @@ public enum FromClauseItem: Sendable, Hashable {
 }
 
 /// One ORDER BY key.
-public struct OrderingTerm: Sendable, Hashable {
+struct OrderingTerm: Sendable, Hashable {
     /// The key expression (may carry a COLLATE).
-    public var expression: Expr
+    var expression: Expr
     /// DESC.
-    public var descending: Bool
+    var descending: Bool
     /// Creates a key.
-    public init(expression: Expr, descending: Bool = false) {
+    init(expression: Expr, descending: Bool = false) {
         self.expression = expression; self.descending = descending
     }
 }
 
 /// A whole SELECT statement.
-public struct SelectStatement: Sendable, Hashable {
+package struct SelectStatement: Sendable, Hashable {
     /// `SELECT DISTINCT`.
-    public var distinct: Bool = false
+    var distinct: Bool = false
     /// The result columns.
-    public var columns: [ResultColumn] = []
+    var columns: [ResultColumn] = []
     /// The FROM source.
-    public var from: DataSourceReference
+    var from: DataSourceReference
     /// JOINs and UNNESTs in written order.
-    public var joins: [FromClauseItem] = []
+    var joins: [FromClauseItem] = []
     /// WHERE.
-    public var whereClause: Expr?
+    var whereClause: Expr?
     /// GROUP BY.
-    public var groupBy: [Expr] = []
+    var groupBy: [Expr] = []
     /// HAVING.
-    public var having: Expr?
+    var having: Expr?
     /// ORDER BY.
-    public var orderBy: [OrderingTerm] = []
+    var orderBy: [OrderingTerm] = []
     /// LIMIT.
-    public var limit: Expr?
+    var limit: Expr?
     /// OFFSET.
-    public var offset: Expr?
+    var offset: Expr?
 
     /// Creates a statement reading `from`.
-    public init(from: DataSourceReference) { self.from = from }
+    init(from: DataSourceReference) { self.from = from }
 }

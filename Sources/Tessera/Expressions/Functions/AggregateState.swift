@@ -14,9 +14,9 @@
 /// - `MIN(e)`, `MAX(e)`: smallest/largest non-MISSING, non-NULL value in SPEC §5.4 order;
 ///   none → NULL.
 /// - `ARRAY_AGG(e)`: the array of non-MISSING values (NULLs kept), in row order.
-public struct AggregateState: Sendable {
+struct AggregateState: Sendable {
     /// Which aggregate.
-    public enum Kind: Sendable, Hashable {
+    enum Kind: Sendable, Hashable {
         /// `COUNT(*)` / `COUNT()`: rows.
         case countRows
         /// `COUNT(e)`: non-MISSING values.
@@ -34,7 +34,7 @@ public struct AggregateState: Sendable {
     }
 
     /// Which aggregate this is.
-    public let kind: Kind
+    let kind: Kind
     private let collation: Collation
     private var rows: Int64 = 0
     private var sum = NumericSum()
@@ -46,7 +46,7 @@ public struct AggregateState: Sendable {
     ///   - function: `COUNT`, `SUM`, `AVG`, `MIN`, `MAX` or `ARRAY_AGG` (any case).
     ///   - countStar: for COUNT, count rows (`COUNT(*)`) rather than non-MISSING values.
     ///   - collation: string order for MIN/MAX.
-    public init(function: String, countStar: Bool = false, collation: Collation = .binary) {
+    init(function: String, countStar: Bool = false, collation: Collation = .binary) {
         switch FunctionRegistry.upperASCII(function) {
         case "COUNT": kind = countStar ? .countRows : .count
         case "SUM": kind = .sum
@@ -60,7 +60,7 @@ public struct AggregateState: Sendable {
     }
 
     /// Folds in one row's value (for `COUNT(*)`, pass anything).
-    public mutating func add(_ v: Value) {
+    mutating func add(_ v: Value) {
         switch kind {
         case .countRows:
             rows += 1
@@ -82,7 +82,7 @@ public struct AggregateState: Sendable {
     }
 
     /// The aggregate's value for the rows added so far.
-    public func result() -> Value {
+    func result() -> Value {
         switch kind {
         case .countRows, .count: return .int(rows)
         case .sum: return sum.count == 0 ? .null : sum.value

@@ -112,14 +112,14 @@ func asciiLowercased(_ s: String) -> String {
 /// concatenate("n=", 99)        // "n=99"
 /// concatenate("x", .missing)   // MISSING
 /// ```
-public func concatenate(_ a: Value, _ b: Value) -> Value {
+func concatenate(_ a: Value, _ b: Value) -> Value {
     if a.isMissing || b.isMissing { return .missing }
     if case .string(let x) = a, case .string(let y) = b { return .string(x + y) }
     return .string(concatenationText(a) + concatenationText(b))
 }
 
 /// `CONCAT(a, b, …)`: `a || b || …` over all arguments.
-public func concatenate(_ values: [Value]) -> Value {
+func concatenate(_ values: [Value]) -> Value {
     var out = ""
     for v in values {
         if v.isMissing { return .missing }

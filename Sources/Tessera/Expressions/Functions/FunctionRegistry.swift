@@ -16,7 +16,7 @@ import Darwin
 
 /// The time zone that date functions use for strings without an offset and for
 /// `MILLIS_TO_STR` (SPEC §6.8: "device local time").
-public enum QueryTimeZone: Sendable, Hashable {
+enum QueryTimeZone: Sendable, Hashable {
     /// The process's local zone, read through the C library on every call so that a changed
     /// `TZ` environment variable (after `tzset()`) takes effect.
     case local
@@ -24,27 +24,27 @@ public enum QueryTimeZone: Sendable, Hashable {
     case fixed(offsetMinutes: Int)
 
     /// UTC.
-    public static let utc = QueryTimeZone.fixed(offsetMinutes: 0)
+    static let utc = QueryTimeZone.fixed(offsetMinutes: 0)
 }
 
 /// What a function call may need from the query around it.
-public struct FunctionContext: Sendable {
+struct FunctionContext: Sendable {
     /// The collation in force at the call (a surrounding `COLLATE`); `CONTAINS` honours it.
-    public var collation: Collation
+    var collation: Collation
     /// The zone date functions use when a string carries no offset.
-    public var timeZone: QueryTimeZone
+    var timeZone: QueryTimeZone
 
     /// Creates a context.
     /// - Parameters:
     ///   - collation: the active collation (default binary).
     ///   - timeZone: the zone for zone-less dates (default: the process's local zone).
-    public init(collation: Collation = .binary, timeZone: QueryTimeZone = .local) {
+    init(collation: Collation = .binary, timeZone: QueryTimeZone = .local) {
         self.collation = collation
         self.timeZone = timeZone
     }
 
     /// Binary collation, local time zone.
-    public static let standard = FunctionContext()
+    static let standard = FunctionContext()
 }
 
 /// One built-in function: its canonical upper-case name, arity and evaluator.
@@ -52,22 +52,22 @@ public struct FunctionContext: Sendable {
 /// Aggregates (`isAggregate`) are normally run through ``AggregateState`` row by row; their
 /// `evaluate` folds its arguments as if each were one row (`MAX(1, 3, 2)` → 3), which is what
 /// a constant-folding pass may use.
-public struct FunctionDefinition: Sendable {
+struct FunctionDefinition: Sendable {
     /// The canonical name, upper case (`"ARRAY_LENGTH"`; an alias keeps its own name).
-    public let name: String
+    let name: String
     /// Fewest arguments accepted.
-    public let minArgs: Int
+    let minArgs: Int
     /// Most arguments accepted (at most ``FunctionRegistry/maxArguments``).
-    public let maxArgs: Int
+    let maxArgs: Int
     /// True for COUNT, SUM, AVG, MIN, MAX, ARRAY_AGG.
-    public let isAggregate: Bool
+    let isAggregate: Bool
     /// True when CBL's QueryBuilder has no such function ("SQL++ only" in SPEC §6).
-    public let sqlOnly: Bool
+    let sqlOnly: Bool
     /// Computes the result from evaluated arguments (never throws: bad input gives NULL).
-    public let evaluate: @Sendable (_ args: [Value], _ ctx: FunctionContext) -> Value
+    let evaluate: @Sendable (_ args: [Value], _ ctx: FunctionContext) -> Value
 
     /// Creates a definition.
-    public init(
+    init(
         name: String, minArgs: Int, maxArgs: Int, isAggregate: Bool = false, sqlOnly: Bool = true,
         evaluate: @escaping @Sendable (_ args: [Value], _ ctx: FunctionContext) -> Value
     ) {
@@ -80,12 +80,12 @@ public struct FunctionDefinition: Sendable {
     }
 
     /// True when `count` arguments are acceptable.
-    @inlinable public func accepts(argumentCount count: Int) -> Bool { count >= minArgs && count <= maxArgs }
+    @inlinable func accepts(argumentCount count: Int) -> Bool { count >= minArgs && count <= maxArgs }
 }
 
 /// Function-call syntax that is not an ordinary function: the executor and analyzer handle
 /// these themselves (SPEC §6.9, §10.2, §1.2).
-public enum SpecialFunction: String, Sendable, Hashable, CaseIterable {
+enum SpecialFunction: String, Sendable, Hashable, CaseIterable {
     /// `MATCH(index, query)`: full-text predicate.
     case match = "MATCH"
     /// `RANK(index)`: full-text relevance.
@@ -95,7 +95,7 @@ public enum SpecialFunction: String, Sendable, Hashable, CaseIterable {
 }
 
 /// How a name written as a call resolves.
-public enum FunctionResolution: Sendable {
+enum FunctionResolution: Sendable {
     /// A scalar function of the registry.
     case scalar(FunctionDefinition)
     /// An aggregate function of the registry.
@@ -112,33 +112,33 @@ public enum FunctionResolution: Sendable {
 /// let f = FunctionRegistry.lookup("lower")!          // case-insensitive
 /// f.evaluate(["ÉCOLE"], .standard)                  // "école"
 /// ```
-public enum FunctionRegistry {
+enum FunctionRegistry {
     /// The most arguments any call may have (SPEC §3).
-    public static let maxArguments = 127
+    static let maxArguments = 127
 
     /// The definition of an ordinary (scalar or aggregate) function, case-insensitively;
     /// nil for unknown names and for MATCH, RANK and META (see ``specialFunction(_:)``).
-    public static func lookup(_ name: String) -> FunctionDefinition? {
+    static func lookup(_ name: String) -> FunctionDefinition? {
         table[upperASCII(name)]
     }
 
     /// MATCH, RANK or META when `name` is one of them (case-insensitive).
-    public static func specialFunction(_ name: String) -> SpecialFunction? {
+    static func specialFunction(_ name: String) -> SpecialFunction? {
         SpecialFunction(rawValue: upperASCII(name))
     }
 
     /// Resolves a called name to a scalar, aggregate, special form or nothing.
-    public static func resolve(_ name: String) -> FunctionResolution {
+    static func resolve(_ name: String) -> FunctionResolution {
         if let s = specialFunction(name) { return .special(s) }
         guard let def = lookup(name) else { return .unknown }
         return def.isAggregate ? .aggregate(def) : .scalar(def)
     }
 
     /// True for the aggregate functions (COUNT, SUM, AVG, MIN, MAX, ARRAY_AGG).
-    public static func isAggregate(_ name: String) -> Bool { lookup(name)?.isAggregate ?? false }
+    static func isAggregate(_ name: String) -> Bool { lookup(name)?.isAggregate ?? false }
 
     /// Every registered name (aliases included), sorted.
-    public static var allNames: [String] { table.keys.sorted() }
+    static var allNames: [String] { table.keys.sorted() }
 
     // MARK: - The table
 

@@ -10,7 +10,7 @@
 ///   `'Éclair' LIKE 'e_lair' COLLATE (UNICODE NOCASE NODIAC)` is TRUE.
 ///
 /// A backslash at the very end of the pattern matches a backslash.
-public func likeMatch(_ s: String, pattern: String, collation: Collation) -> Bool {
+func likeMatch(_ s: String, pattern: String, collation: Collation) -> Bool {
     if collation.unicode {
         let tokens = likeTokens(pattern.map { $0 })
         let text = s.map { $0 }
@@ -34,7 +34,7 @@ public func likeMatch(_ s: String, pattern: String, collation: Collation) -> Boo
 
 /// `value LIKE pattern` on values (SPEC §5.6): MISSING → MISSING, NULL → NULL; a number on
 /// the left matches as its text; any other non-string operand gives FALSE.
-public func likeMatch(_ value: Value, pattern: Value, collation: Collation) -> Value {
+func likeMatch(_ value: Value, pattern: Value, collation: Collation) -> Value {
     if let u = propagateUnknown(value, pattern) { return u }
     let text: String
     switch value {

@@ -6,7 +6,7 @@
 /// Booleans are themselves; a number is TRUE when non-zero and not NaN; a string is TRUE when
 /// its longest leading numeric prefix is non-zero (`'1'`, `'2x'` TRUE; `'abc'`, `''`, `'0'`
 /// FALSE); NULL, arrays and objects are FALSE; MISSING stays MISSING.
-public func isTruthy(_ v: Value) -> Value {
+func isTruthy(_ v: Value) -> Value {
     switch v {
     case .missing: return .missing
     case .null: return .bool(false)

@@ -11,13 +11,13 @@
 /// let stmt = try SQLParser.parseStatement("SELECT name FROM hotels WHERE city = 'Paris'")
 /// let expr = try SQLParser.parseExpression("lower(name)")
 /// ```
-public enum SQLParser {
+package enum SQLParser {
     /// Parses one SELECT statement (an optional trailing `;` is allowed).
     ///
     /// - Parameter text: The query text.
     /// - Returns: The statement.
     /// - Throws: `QueryError` of kind `.syntax`, with the location and text of the offending token.
-    public static func parseStatement(_ text: String) throws(QueryError) -> SelectStatement {
+    package static func parseStatement(_ text: String) throws(QueryError) -> SelectStatement {
         try typed {
             let p = try Parser(text)
             return try p.statement()
@@ -29,7 +29,7 @@ public enum SQLParser {
     /// - Parameter text: The expression text.
     /// - Returns: The expression.
     /// - Throws: `QueryError` of kind `.syntax`.
-    public static func parseExpression(_ text: String) throws(QueryError) -> Expr {
+    static func parseExpression(_ text: String) throws(QueryError) -> Expr {
         try typed {
             let p = try Parser(text)
             let e = try p.expression()
@@ -44,7 +44,7 @@ public enum SQLParser {
     /// - Parameter text: The expressions.
     /// - Returns: The expressions, in order.
     /// - Throws: `QueryError` of kind `.syntax`.
-    public static func parseExpressionList(_ text: String) throws(QueryError) -> [Expr] {
+    static func parseExpressionList(_ text: String) throws(QueryError) -> [Expr] {
         try typed {
             let p = try Parser(text)
             var list: [Expr] = []

@@ -9,12 +9,12 @@
 /// let e = try SQLParser.parseExpression("not a=1 or b in (1,2)")
 /// SQLPrinter.print(e)   // "NOT a = 1 OR b IN (1, 2)"
 /// ```
-public enum SQLPrinter {
+package enum SQLPrinter {
     /// The canonical text of a statement.
     ///
     /// - Parameter s: The statement.
     /// - Returns: One line of SQL++.
-    public static func print(_ s: SelectStatement) -> String {
+    package static func print(_ s: SelectStatement) -> String {
         var w = SQLWriter()
         w.statement(s)
         return w.out
@@ -24,7 +24,7 @@ public enum SQLPrinter {
     ///
     /// - Parameter e: The expression.
     /// - Returns: SQL++ text.
-    public static func print(_ e: Expr) -> String {
+    static func print(_ e: Expr) -> String {
         var w = SQLWriter()
         w.expr(e, 0)
         return w.out
@@ -32,12 +32,12 @@ public enum SQLPrinter {
 
     /// `name` as written in SQL++: plain when it is a valid identifier and not a reserved or
     /// contextual keyword, else in backticks with inner backticks doubled.
-    public static func identifier(_ name: String) -> String {
+    static func identifier(_ name: String) -> String {
         SQLWriter.isPlainIdentifier(name) ? name : "`" + name.replacingAll("`", with: "``") + "`"
     }
 
     /// `s` as a single-quoted SQL++ string literal (`'` doubled inside).
-    public static func string(_ s: String) -> String {
+    static func string(_ s: String) -> String {
         "'" + s.replacingAll("'", with: "''") + "'"
     }
 }

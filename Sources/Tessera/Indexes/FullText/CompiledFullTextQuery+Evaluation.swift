@@ -7,30 +7,30 @@ import Darwin
 #endif
 
 /// The documents matching a full-text query, each with its rank.
-public struct FullTextMatches<DocKey: Hashable> {
+struct FullTextMatches<DocKey: Hashable> {
     /// Matching documents → rank (BM25, ≥ 0, larger = more relevant; 0 when evaluated
     /// without ranking).
-    public var ranks: [DocKey: Double]
+    var ranks: [DocKey: Double]
 
     /// Creates a match set.
-    public init(ranks: [DocKey: Double]) {
+    init(ranks: [DocKey: Double]) {
         self.ranks = ranks
     }
 
     /// The number of matching documents.
-    public var count: Int { ranks.count }
+    var count: Int { ranks.count }
 
     /// True if no document matches.
-    public var isEmpty: Bool { ranks.isEmpty }
+    var isEmpty: Bool { ranks.isEmpty }
 
     /// True if `doc` matches.
-    public func contains(_ doc: DocKey) -> Bool { ranks[doc] != nil }
+    func contains(_ doc: DocKey) -> Bool { ranks[doc] != nil }
 
     /// The rank of a matching document, nil if it does not match.
-    public func rank(of doc: DocKey) -> Double? { ranks[doc] }
+    func rank(of doc: DocKey) -> Double? { ranks[doc] }
 
     /// The matching documents, unordered.
-    public var documents: Dictionary<DocKey, Double>.Keys { ranks.keys }
+    var documents: Dictionary<DocKey, Double>.Keys { ranks.keys }
 }
 
 extension FullTextMatches: Sendable where DocKey: Sendable {}
@@ -60,7 +60,7 @@ extension CompiledFullTextQuery {
     ///   - ranking: When false, skips scoring; every rank is 0.
     /// - Returns: The matching documents with their ranks.
     /// - Throws: Whatever the reader throws.
-    public func evaluate<R: PostingsReader>(in reader: R, ranking: Bool = true) throws -> FullTextMatches<R.DocKey> {
+    func evaluate<R: PostingsReader>(in reader: R, ranking: Bool = true) throws -> FullTextMatches<R.DocKey> {
         let found = try evaluateNumbers(in: reader, ranking: ranking)
         var ranks: [R.DocKey: Double] = [:]
         ranks.reserveCapacity(found.documents.count)

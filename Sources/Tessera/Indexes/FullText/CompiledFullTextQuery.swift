@@ -12,7 +12,7 @@
 /// - `column:` resolves against the index's expression names, exactly and then
 ///   case-insensitively; an unknown name is a `.semantic` `QueryError`. Nested, different
 ///   columns (`a:(b:x)`) match nothing.
-public struct CompiledFullTextQuery: Sendable {
+package struct CompiledFullTextQuery: Sendable {
     /// A term or prefix to look up in the postings.
     enum Leaf: Hashable, Sendable {
         /// Exactly this term.
@@ -48,15 +48,15 @@ public struct CompiledFullTextQuery: Sendable {
     }
 
     /// The parsed query this was compiled from.
-    public let query: FullTextQuery
+    let query: FullTextQuery
     /// The index's column (expression) names.
-    public let columnNames: [String]
+    let columnNames: [String]
     let root: Node
     let units: [Unit]
     let leaves: [LeafKey]
 
     /// True when nothing is left to search for (only stop words): matches no documents.
-    public var isEmpty: Bool {
+    var isEmpty: Bool {
         if case .empty = root { return true }
         if case .never = root { return true }
         return false
@@ -69,14 +69,14 @@ public struct CompiledFullTextQuery: Sendable {
     ///   - tokenizer: The index's tokenizer (language, `ignoreAccents`).
     ///   - columns: The index's expression names, in column order (for `column:` filters).
     /// - Throws: `QueryError` (`.syntax` from parsing, `.semantic` for an unknown column).
-    public init(_ text: String, tokenizer: FullTextTokenizer, columns: [String]) throws {
+    init(_ text: String, tokenizer: FullTextTokenizer, columns: [String]) throws {
         try self.init(FullTextQuery.parse(text), tokenizer: tokenizer, columns: columns)
     }
 
     /// Compiles a parsed query for an index.
     ///
     /// - Throws: `QueryError(.semantic)` for a `column:` that names no column of the index.
-    public init(_ query: FullTextQuery, tokenizer: FullTextTokenizer, columns: [String]) throws {
+    package init(_ query: FullTextQuery, tokenizer: FullTextTokenizer, columns: [String]) throws {
         var compiler = FullTextQueryCompiler(query: query, tokenizer: tokenizer, columns: columns)
         let root = try compiler.compile(query.root, column: nil)
         self.query = query
@@ -89,7 +89,7 @@ public struct CompiledFullTextQuery: Sendable {
     /// The compiled tree as an S-expression, for tests and EXPLAIN: terms as `run`, prefixes
     /// as `lin*` (alternatives joined by `|`), phrases as `"a _ b"` (`_` = a skipped position),
     /// columns as `#1:term`.
-    public var debugDescription: String { describe(root) }
+    var debugDescription: String { describe(root) }
 
     func describe(_ n: Node) -> String {
         switch n {
@@ -282,7 +282,7 @@ extension FullTextQuery {
     /// Compiles this query for an index (see `CompiledFullTextQuery`).
     ///
     /// - Throws: `QueryError(.semantic)` for an unknown `column:`.
-    public func compile(tokenizer: FullTextTokenizer, columns: [String]) throws -> CompiledFullTextQuery {
+    func compile(tokenizer: FullTextTokenizer, columns: [String]) throws -> CompiledFullTextQuery {
         try CompiledFullTextQuery(self, tokenizer: tokenizer, columns: columns)
     }
 }

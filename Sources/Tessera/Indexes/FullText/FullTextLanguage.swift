@@ -14,40 +14,40 @@ import CStemmer
 /// FullTextLanguage("Français").stemmerAlgorithm  // nil (not an English name)
 /// FullTextLanguage(nil).hasStopWords             // true (English)
 /// ```
-public struct FullTextLanguage: Sendable, Hashable, CustomStringConvertible {
+struct FullTextLanguage: Sendable, Hashable, CustomStringConvertible {
     /// The name as given (`nil` became `"en"`).
-    public let name: String
+    let name: String
     /// The canonical libstemmer algorithm name (`"english"`, `"german"`…), or nil for no stemming.
-    public let stemmerAlgorithm: String?
+    let stemmerAlgorithm: String?
 
     /// Resolves a language name.
     ///
     /// - Parameter name: An ISO-639 code or English name; `nil` means `"en"`; `""` or an
     ///   unknown name means no stemming and no stop words.
-    public init(_ name: String?) {
+    init(_ name: String?) {
         let given = name ?? "en"
         self.name = given
         self.stemmerAlgorithm = FullTextLanguage.resolveAlgorithm(given)
     }
 
     /// No stemming and no stop words (`language: ""`).
-    public static let none = FullTextLanguage("")
+    static let none = FullTextLanguage("")
 
     /// English: Snowball `english` stemmer and the English stop words.
-    public static let english = FullTextLanguage("en")
+    static let english = FullTextLanguage("en")
 
     /// The stop words that apply (English or French list, else empty).
-    public var stopWords: [String] { FullTextStopWords.list(forAlgorithm: stemmerAlgorithm) }
+    var stopWords: [String] { FullTextStopWords.list(forAlgorithm: stemmerAlgorithm) }
 
     /// True for English and French, the languages with a stop-word list.
-    public var hasStopWords: Bool { stemmerAlgorithm == "english" || stemmerAlgorithm == "french" }
+    var hasStopWords: Bool { stemmerAlgorithm == "english" || stemmerAlgorithm == "french" }
 
     /// `name (algorithm)`, or `name (no stemming)`.
-    public var description: String { "\(name) (\(stemmerAlgorithm ?? "no stemming"))" }
+    var description: String { "\(name) (\(stemmerAlgorithm ?? "no stemming"))" }
 
     /// The canonical names of the stemming algorithms the installed libstemmer offers,
     /// as reported by `sb_stemmer_list()` (for example `["arabic", "armenian", …, "yiddish"]`).
-    public static let availableAlgorithms: [String] = {
+    static let availableAlgorithms: [String] = {
         var names: [String] = []
         guard var p = sb_stemmer_list() else { return names }
         // The list is a NULL-terminated array of C strings owned by the library (never freed).

@@ -30,16 +30,16 @@
 ///     0xFF                    → varint(documents) varint(tokens) varint(next document number)
 ///
 /// The corpus totals keep BM25's average document length exact after every save.
-public enum FullTextPostingsCodec {
+enum FullTextPostingsCodec {
     /// The separator between term and block number.
-    public static let separator: UInt8 = 0
+    static let separator: UInt8 = 0
     /// A block is closed once its value reaches this many bytes.
-    public static let blockTargetBytes = 1_536
+    static let blockTargetBytes = 1_536
 
     // MARK: - Postings keys
 
     /// `term ‖ 0x00 ‖ BE32(firstDocument)`.
-    public static func blockKey(term: UnsafeRawBufferPointer, firstDocument: UInt32) -> [UInt8] {
+    static func blockKey(term: UnsafeRawBufferPointer, firstDocument: UInt32) -> [UInt8] {
         var key: [UInt8] = []
         key.reserveCapacity(term.count + 5)
         key.append(contentsOf: term)
@@ -49,24 +49,24 @@ public enum FullTextPostingsCodec {
     }
 
     /// `term ‖ 0x00 ‖ BE32(firstDocument)`.
-    public static func blockKey(term: String, firstDocument: UInt32) -> [UInt8] {
+    static func blockKey(term: String, firstDocument: UInt32) -> [UInt8] {
         Array(term.utf8).withUnsafeBytes { blockKey(term: $0, firstDocument: firstDocument) }
     }
 
     /// `term ‖ 0x00`: every block key of exactly this term starts with these bytes.
-    public static func termKeyPrefix(_ term: String) -> [UInt8] {
+    static func termKeyPrefix(_ term: String) -> [UInt8] {
         Array(term.utf8) + [separator]
     }
 
     /// The UTF-8 bytes of a prefix: every block key of a term starting with `prefix` starts
     /// with these bytes (and only those keys).
-    public static func prefixScanKey(_ prefix: String) -> [UInt8] {
+    static func prefixScanKey(_ prefix: String) -> [UInt8] {
         Array(prefix.utf8)
     }
 
     /// Splits a block key into its term bytes and first document number, or nil if it is not
     /// a block key.
-    public static func splitBlockKey(_ key: UnsafeRawBufferPointer) -> (term: UnsafeRawBufferPointer, firstDocument: UInt32)? {
+    static func splitBlockKey(_ key: UnsafeRawBufferPointer) -> (term: UnsafeRawBufferPointer, firstDocument: UInt32)? {
         guard key.count >= 5, key[key.count - 5] == separator else { return nil }
         let term = UnsafeRawBufferPointer(rebasing: key[0..<(key.count - 5)])
         if term.contains(separator) { return nil }
@@ -77,7 +77,7 @@ public enum FullTextPostingsCodec {
 
     /// Appends an entry's body (everything after the number delta): frequency, length and
     /// the encoded positions.
-    public static func appendEntryBody(frequency: Int, length: Int, positions: UnsafeRawBufferPointer, to out: inout [UInt8]) {
+    static func appendEntryBody(frequency: Int, length: Int, positions: UnsafeRawBufferPointer, to out: inout [UInt8]) {
         appendVarint(UInt64(max(0, frequency)), to: &out)
         appendVarint(UInt64(max(0, length)), to: &out)
         appendVarint(UInt64(positions.count), to: &out)
@@ -85,7 +85,7 @@ public enum FullTextPostingsCodec {
     }
 
     /// The total number of positions in an encoded positions value (the term's frequency).
-    public static func positionCount(_ positions: UnsafeRawBufferPointer) throws -> Int {
+    static func positionCount(_ positions: UnsafeRawBufferPointer) throws -> Int {
         var reader = ByteReader(positions)
         var total = 0
         while !reader.atEnd {
@@ -100,7 +100,7 @@ public enum FullTextPostingsCodec {
 
     /// Encodes the positions of one term in one document (columns ascending, positions
     /// ascending within a column).
-    public static func encodePositions(_ columns: [FullTextColumnPositions]) -> [UInt8] {
+    static func encodePositions(_ columns: [FullTextColumnPositions]) -> [UInt8] {
         var out: [UInt8] = []
         for c in columns.sorted(by: { $0.column < $1.column }) where !c.positions.isEmpty {
             appendVarint(UInt64(c.column), to: &out)
@@ -117,12 +117,12 @@ public enum FullTextPostingsCodec {
     /// Decodes a positions value.
     ///
     /// - Throws: `FullTextIndexCorruption` if the bytes are not a valid encoding.
-    public static func decodePositions(_ bytes: some Swift.Collection<UInt8>) throws -> [FullTextColumnPositions] {
+    static func decodePositions(_ bytes: some Swift.Collection<UInt8>) throws -> [FullTextColumnPositions] {
         try Array(bytes).withUnsafeBytes { try decodePositions(raw: $0) }
     }
 
     /// Decodes a positions value held in raw memory.
-    public static func decodePositions(raw bytes: UnsafeRawBufferPointer) throws -> [FullTextColumnPositions] {
+    static func decodePositions(raw bytes: UnsafeRawBufferPointer) throws -> [FullTextColumnPositions] {
         var out: [FullTextColumnPositions] = []
         var reader = ByteReader(bytes)
         while !reader.atEnd {
@@ -146,19 +146,19 @@ public enum FullTextPostingsCodec {
     // MARK: - Documents table
 
     /// `0x01 ‖ documentID`: the key of a document's number.
-    public static func documentNumberKey(_ docID: some Sequence<UInt8>) -> [UInt8] {
+    static func documentNumberKey(_ docID: some Sequence<UInt8>) -> [UInt8] {
         [0x01] + Array(docID)
     }
 
     /// `0x02 ‖ BE32(number)`: the key of a number's document ID.
-    public static func documentIDKey(_ number: UInt32) -> [UInt8] {
+    static func documentIDKey(_ number: UInt32) -> [UInt8] {
         var key: [UInt8] = [0x02]
         appendBigEndian(number, to: &key)
         return key
     }
 
     /// The key of the corpus totals.
-    public static let corpusKey: [UInt8] = [0xFF]
+    static let corpusKey: [UInt8] = [0xFF]
 
     /// The corpus totals of an index: `varint(documents) varint(tokens) varint(nextDocument)`.
     static func encodeIndexState(_ state: FullTextIndexState) -> [UInt8] {
@@ -186,7 +186,7 @@ public enum FullTextPostingsCodec {
 
     /// Appends an unsigned LEB128 varint.
     @inline(__always)
-    public static func appendVarint(_ value: UInt64, to out: inout [UInt8]) {
+    static func appendVarint(_ value: UInt64, to out: inout [UInt8]) {
         var v = value
         while v >= 0x80 {
             out.append(UInt8(truncatingIfNeeded: v) | 0x80)
@@ -317,32 +317,32 @@ struct FullTextIndexState: Equatable {
 }
 
 /// Corpus totals for BM25.
-public struct FullTextCorpusStatistics: Sendable, Hashable {
+struct FullTextCorpusStatistics: Sendable, Hashable {
     /// Indexed documents.
-    public var documentCount: Int
+    var documentCount: Int
     /// Indexed tokens over all documents (stop words excluded).
-    public var totalTokens: Int
+    var totalTokens: Int
 
     /// Creates statistics.
-    public init(documentCount: Int, totalTokens: Int) {
+    init(documentCount: Int, totalTokens: Int) {
         self.documentCount = documentCount
         self.totalTokens = totalTokens
     }
 
     /// Mean tokens per document (0 for an empty index).
-    public var averageDocumentLength: Double {
+    var averageDocumentLength: Double {
         documentCount > 0 ? Double(totalTokens) / Double(documentCount) : 0
     }
 }
 
 /// Bytes in a full-text index that are not a valid encoding.
-public struct FullTextIndexCorruption: Error, Sendable, CustomStringConvertible {
+struct FullTextIndexCorruption: Error, Sendable, CustomStringConvertible {
     /// What is wrong.
-    public var message: String
+    var message: String
 
     /// Creates the error.
-    public init(_ message: String) { self.message = message }
+    init(_ message: String) { self.message = message }
 
     /// `corrupt full-text index: message`.
-    public var description: String { "corrupt full-text index: \(message)" }
+    var description: String { "corrupt full-text index: \(message)" }
 }

@@ -18,15 +18,15 @@
 /// let q = try FullTextQuery.parse(#"("couchbase database" OR "sqlite library") AND linux"#)
 /// q.root.description   // AND(OR("couchbase database", "sqlite library"), linux)
 /// ```
-public struct FullTextQuery: Sendable, Hashable, CustomStringConvertible {
+package struct FullTextQuery: Sendable, Hashable, CustomStringConvertible {
     /// The query's syntax tree.
-    public var root: Node
+    var root: Node
     /// The query text.
-    public var source: String
+    var source: String
 
     /// A node of the syntax tree. Words and phrases keep their raw text; the tokenizer runs
     /// at compile time.
-    public indirect enum Node: Sendable, Hashable, CustomStringConvertible {
+    indirect enum Node: Sendable, Hashable, CustomStringConvertible {
         /// A bare word as written (`linux`, `lin*`, `don't`); a trailing `*` makes its last
         /// token a prefix.
         case word(String, location: SourceLocation)
@@ -45,7 +45,7 @@ public struct FullTextQuery: Sendable, Hashable, CustomStringConvertible {
         case column(String, Node, location: SourceLocation)
 
         /// An S-expression: `AND(a, OR(b, "c d"), NOT(e, f*), NEAR/3(g, h), title:i)`.
-        public var description: String {
+        var description: String {
             switch self {
             case .word(let w, _): return w
             case .phrase(let p, _): return "\"\(p)\""
@@ -65,20 +65,20 @@ public struct FullTextQuery: Sendable, Hashable, CustomStringConvertible {
     }
 
     /// Creates a query from a syntax tree.
-    public init(root: Node, source: String) {
+    init(root: Node, source: String) {
         self.root = root
         self.source = source
     }
 
     /// The syntax tree's S-expression.
-    public var description: String { root.description }
+    package var description: String { root.description }
 
     /// Parses a full-text query string.
     ///
     /// - Throws: `QueryError` of kind `.syntax`, located within `text`, for an empty query,
     ///   unbalanced parentheses, an operator without an operand, an unterminated quote, a bad
     ///   `NEAR/n`, or a `NEAR` operand that is not a term, prefix or phrase.
-    public static func parse(_ text: String) throws -> FullTextQuery {
+    package static func parse(_ text: String) throws -> FullTextQuery {
         var parser = FullTextQueryParser(text)
         return FullTextQuery(root: try parser.parseQuery(), source: text)
     }
@@ -94,7 +94,7 @@ public struct FullTextQuery: Sendable, Hashable, CustomStringConvertible {
     ///
     /// Words are split exactly as the tokenizer splits text; upper-case `AND OR NOT NEAR`
     /// are lower-cased so they become plain words. Returns `""` for input without words.
-    public static func safePattern(fromUserText text: String) -> String {
+    static func safePattern(fromUserText text: String) -> String {
         var words: [String] = []
         var current = String.UnicodeScalarView()
         var pendingPrefix = false

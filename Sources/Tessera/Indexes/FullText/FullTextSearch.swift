@@ -35,15 +35,15 @@
 /// let query = try FullTextQuery.parse("run* NOT sheep").compile(tokenizer: tokenizer, columns: ["body"])
 /// let matches = try query.evaluate(in: reader)      // doc1, with its rank
 /// ```
-public enum FullTextSearch {
+enum FullTextSearch {
     /// BM25 term-frequency saturation (`k1`).
-    public static let bm25K1: Double = 1.2
+    static let bm25K1: Double = 1.2
     /// BM25 document-length normalisation (`b`).
-    public static let bm25B: Double = 0.75
+    static let bm25B: Double = 0.75
     /// The distance of `NEAR` without `/n`: at most this many tokens between the operands.
-    public static let defaultNearDistance = 10
+    static let defaultNearDistance = 10
     /// The longest term, in UTF-8 bytes, that is indexed or searched. Longer tokens are cut at
     /// a Unicode scalar boundary, identically when indexing and when querying, so that a
     /// block key (`term ‖ 0x00 ‖ BE32(number)`) stays well under LMDB's 511-byte key limit.
-    public static let maxTermLength = 200
+    static let maxTermLength = 200
 }

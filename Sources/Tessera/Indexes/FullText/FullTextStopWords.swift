@@ -3,9 +3,9 @@
 /// Tokens equal to a stop word (after case folding, and after accent stripping when the index
 /// ignores accents) are not indexed and are dropped from queries, but they still take a
 /// position, so phrase and `NEAR` distances stay faithful to the text.
-public enum FullTextStopWords {
+enum FullTextStopWords {
     /// The English list (124 words), for `en` / `english`.
-    public static let english: [String] = [
+    static let english: [String] = [
         "i", "me", "my", "myself", "we", "our", "ours", "ourselves", "you", "your", "yours",
         "yourself", "yourselves", "he", "him", "his", "himself", "she", "her", "hers", "herself",
         "it", "its", "itself", "they", "them", "their", "theirs", "themselves", "what", "which",
@@ -21,7 +21,7 @@ public enum FullTextStopWords {
     ]
 
     /// The French list (164 words), for `fr` / `french`.
-    public static let french: [String] = [
+    static let french: [String] = [
         "au", "aux", "avec", "ce", "ces", "dans", "de", "des", "du", "elle", "en", "et", "eux",
         "il", "je", "la", "le", "leur", "lui", "ma", "mais", "me", "même", "mes", "moi", "mon",
         "ne", "nos", "notre", "nous", "on", "ou", "par", "pas", "pour", "qu", "que", "qui", "sa",
@@ -41,7 +41,7 @@ public enum FullTextStopWords {
 
     /// The list for a Snowball algorithm name: English for `english`, French for `french`,
     /// none for every other language.
-    public static func list(forAlgorithm algorithm: String?) -> [String] {
+    static func list(forAlgorithm algorithm: String?) -> [String] {
         switch algorithm {
         case "english": english
         case "french": french

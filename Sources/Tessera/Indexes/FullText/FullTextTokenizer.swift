@@ -1,21 +1,21 @@
 import Synchronization
 
 /// One token of a text: its term (folded, stemmed) and its position.
-public struct FullTextToken: Sendable, Hashable, CustomStringConvertible {
+struct FullTextToken: Sendable, Hashable, CustomStringConvertible {
     /// The indexed form: case-folded, accent-stripped if configured, stemmed.
-    public var term: String
+    var term: String
     /// The 0-based ordinal of the token in its column's token stream, counted **before**
     /// stop-word removal, so that phrase and `NEAR` distances match the text.
-    public var position: Int
+    var position: Int
 
     /// Creates a token.
-    public init(term: String, position: Int) {
+    init(term: String, position: Int) {
         self.term = term
         self.position = position
     }
 
     /// `term@position`.
-    public var description: String { "\(term)@\(position)" }
+    var description: String { "\(term)@\(position)" }
 }
 
 /// The full-text tokenizer of SPEC §10.1, shared by indexing and querying.
@@ -48,11 +48,11 @@ public struct FullTextToken: Sendable, Hashable, CustomStringConvertible {
 ///
 /// - Complexity: O(n) in the UTF-8 length of the text. Stemming and stop-word checks run once
 ///   per distinct word per workspace (the workspace caches them), not once per token.
-public struct FullTextTokenizer: Sendable {
+package struct FullTextTokenizer: Sendable {
     /// The resolved language (stemmer and stop words).
-    public let language: FullTextLanguage
+    let language: FullTextLanguage
     /// True if diacritics are stripped (`café` ≡ `cafe`).
-    public let ignoreAccents: Bool
+    let ignoreAccents: Bool
     let pool: TokenizerWorkspacePool
 
     /// Creates a tokenizer.
@@ -61,12 +61,12 @@ public struct FullTextTokenizer: Sendable {
     ///   - language: ISO-639 code or English name (see `FullTextLanguage`); `nil` means English,
     ///     `""` means no stemming and no stop words.
     ///   - ignoreAccents: Strip diacritics when true.
-    public init(language: String? = "en", ignoreAccents: Bool = false) {
+    package init(language: String? = "en", ignoreAccents: Bool = false) {
         self.init(language: FullTextLanguage(language), ignoreAccents: ignoreAccents)
     }
 
     /// Creates a tokenizer for a resolved language.
-    public init(language: FullTextLanguage, ignoreAccents: Bool = false) {
+    init(language: FullTextLanguage, ignoreAccents: Bool = false) {
         self.language = language
         self.ignoreAccents = ignoreAccents
         self.pool = TokenizerWorkspacePool(TokenizerSettings(
@@ -76,7 +76,7 @@ public struct FullTextTokenizer: Sendable {
     // MARK: - Tokens
 
     /// The tokens of a text, positions from 0.
-    public func tokens(in text: String) -> [FullTextToken] {
+    func tokens(in text: String) -> [FullTextToken] {
         pool.withWorkspace { ws in
             ws.beginTokenizing()
             ws.scan(text)
@@ -85,7 +85,7 @@ public struct FullTextTokenizer: Sendable {
     }
 
     /// The tokens of a value's text (SPEC §10.1 rule 1), positions from 0.
-    public func tokens(in value: Value) -> [FullTextToken] {
+    func tokens(in value: Value) -> [FullTextToken] {
         pool.withWorkspace { ws in
             ws.beginTokenizing()
             ws.scanValue(value)
@@ -94,14 +94,14 @@ public struct FullTextTokenizer: Sendable {
     }
 
     /// The terms of a text, in order (stop words removed): `"Running dogs"` → `["run", "dog"]`.
-    public func terms(in text: String) -> [String] {
+    func terms(in text: String) -> [String] {
         tokens(in: text).map(\.term)
     }
 
     /// The text of a value for full-text indexing (SPEC §10.1 rule 1): strings as is, numbers
     /// in decimal, booleans `true`/`false`, arrays and objects all nested scalars joined by
     /// spaces (object members ordered by key), MISSING, NULL and non-finite numbers nothing.
-    public static func text(of value: Value) -> String {
+    static func text(of value: Value) -> String {
         var parts: [String] = []
         forEachText(of: value) { parts.append(String(decoding: $0, as: UTF8.self)) }
         return parts.joined(separator: " ")
@@ -141,7 +141,7 @@ public struct FullTextTokenizer: Sendable {
     /// `columns[i]` is the value of the index's i-th expression for the document. Entries come
     /// in order of the term's first occurrence. This is the convenient form; indexing uses
     /// `forEachIndexEntry(for:_:)`, which hands out the encoded bytes without allocating.
-    public func indexEntries(for columns: [Value]) -> FullTextDocumentTerms {
+    func indexEntries(for columns: [Value]) -> FullTextDocumentTerms {
         var entries: [FullTextTermEntry] = []
         let count = forEachIndexEntry(for: columns) { term, value in
             let decoded = (try? FullTextPostingsCodec.decodePositions(value)) ?? []
@@ -171,7 +171,7 @@ public struct FullTextTokenizer: Sendable {
     /// - Returns: The number of indexed tokens (stop words excluded) over all columns — the
     ///   document length used by BM25.
     @discardableResult
-    public func forEachIndexEntry(
+    func forEachIndexEntry(
         for columns: [Value],
         _ body: (_ term: UnsafeBufferPointer<UInt8>, _ value: UnsafeBufferPointer<UInt8>) throws -> Void
     ) rethrows -> Int {
@@ -242,42 +242,42 @@ public struct FullTextTokenizer: Sendable {
 }
 
 /// The postings of one document, as produced by `FullTextTokenizer.indexEntries(for:)`.
-public struct FullTextDocumentTerms: Sendable, Hashable {
+struct FullTextDocumentTerms: Sendable, Hashable {
     /// One entry per distinct term, in order of first occurrence.
-    public var entries: [FullTextTermEntry]
+    var entries: [FullTextTermEntry]
     /// Indexed tokens over all columns (stop words excluded): the BM25 document length.
-    public var tokenCount: Int
+    var tokenCount: Int
 
     /// Creates document terms.
-    public init(entries: [FullTextTermEntry], tokenCount: Int) {
+    init(entries: [FullTextTermEntry], tokenCount: Int) {
         self.entries = entries
         self.tokenCount = tokenCount
     }
 }
 
 /// One term of a document and where it occurs.
-public struct FullTextTermEntry: Sendable, Hashable {
+struct FullTextTermEntry: Sendable, Hashable {
     /// The term.
-    public var term: String
+    var term: String
     /// The columns holding the term, ascending, each with its positions.
-    public var columns: [FullTextColumnPositions]
+    var columns: [FullTextColumnPositions]
 
     /// Creates an entry.
-    public init(term: String, columns: [FullTextColumnPositions]) {
+    init(term: String, columns: [FullTextColumnPositions]) {
         self.term = term
         self.columns = columns
     }
 }
 
 /// The positions of a term in one column of one document.
-public struct FullTextColumnPositions: Sendable, Hashable {
+struct FullTextColumnPositions: Sendable, Hashable {
     /// The column (index of the full-text index's expression), from 0.
-    public var column: Int
+    var column: Int
     /// Token positions, ascending.
-    public var positions: [UInt32]
+    var positions: [UInt32]
 
     /// Creates column positions.
-    public init(column: Int, positions: [UInt32]) {
+    init(column: Int, positions: [UInt32]) {
         self.column = column
         self.positions = positions
     }

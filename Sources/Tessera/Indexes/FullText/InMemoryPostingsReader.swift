@@ -9,9 +9,9 @@
 /// ```
 ///
 /// Not thread-safe: a reference type.
-public final class InMemoryPostingsReader: PostingsReader {
+final class InMemoryPostingsReader: PostingsReader {
     /// Document-ID bytes.
-    public typealias DocKey = [UInt8]
+    typealias DocKey = [UInt8]
 
     private struct Entry {
         var frequency: UInt32
@@ -28,17 +28,17 @@ public final class InMemoryPostingsReader: PostingsReader {
     private var totalTokens = 0
 
     /// Creates an empty index.
-    public init() {}
+    init() {}
 
     /// The number of indexed documents.
-    public var documentCount: Int { numbers.count }
+    var documentCount: Int { numbers.count }
 
     /// The number of (term, document) pairs.
-    public var postingsCount: Int { postings.values.reduce(0) { $0 + $1.count } }
+    var postingsCount: Int { postings.values.reduce(0) { $0 + $1.count } }
 
     /// Indexes (or re-indexes) a document: its value for each column, through `tokenizer`.
     /// A re-indexed document keeps its number.
-    public func add(document docKey: [UInt8], columns: [Value], tokenizer: FullTextTokenizer) {
+    func add(document docKey: [UInt8], columns: [Value], tokenizer: FullTextTokenizer) {
         let number: UInt32
         if let n = numbers[docKey] {
             number = n
@@ -63,7 +63,7 @@ public final class InMemoryPostingsReader: PostingsReader {
     }
 
     /// Removes a document's entries (no-op if it is not indexed).
-    public func remove(document docKey: [UInt8]) {
+    func remove(document docKey: [UInt8]) {
         guard let number = numbers.removeValue(forKey: docKey) else { return }
         removeEntries(number)
         keys[number] = nil
@@ -87,22 +87,22 @@ public final class InMemoryPostingsReader: PostingsReader {
     }
 
     /// The postings of exactly `term`.
-    public func postings(forTerm term: String, positions: Bool) throws -> PostingList {
+    func postings(forTerm term: String, positions: Bool) throws -> PostingList {
         list(postings[Array(term.utf8)] ?? [:], positions: positions)
     }
 
     /// The postings of every term starting with `prefix`, in term order.
-    public func postings(forPrefix prefix: String, positions: Bool) throws -> [PostingList] {
+    func postings(forPrefix prefix: String, positions: Bool) throws -> [PostingList] {
         let p = Array(prefix.utf8)
         return postings.keys.filter { $0.starts(with: p) }.sorted { $0.lexicographicallyPrecedes($1) }
             .map { list(postings[$0]!, positions: positions) }
     }
 
     /// Indexed documents and their total token count.
-    public func corpusStatistics() throws -> FullTextCorpusStatistics {
+    func corpusStatistics() throws -> FullTextCorpusStatistics {
         FullTextCorpusStatistics(documentCount: numbers.count, totalTokens: totalTokens)
     }
 
     /// The document with this number.
-    public func documentKey(forNumber number: UInt32) throws -> [UInt8]? { keys[number] }
+    func documentKey(forNumber number: UInt32) throws -> [UInt8]? { keys[number] }
 }

@@ -5,7 +5,7 @@
 ///
 /// Implementations read one consistent snapshot (one LMDB read transaction) for the whole
 /// evaluation of a query.
-public protocol PostingsReader {
+protocol PostingsReader {
     /// How the index names a document to its users (document-ID bytes, …).
     associatedtype DocKey: Hashable
 
@@ -31,22 +31,22 @@ public protocol PostingsReader {
 /// Positions are referenced, not copied: a list read from LMDB points into the memory map and
 /// is valid only inside the read transaction it came from; lists built with `append` own
 /// their bytes.
-public struct PostingList {
+struct PostingList {
     /// Document numbers, ascending, unique.
-    public internal(set) var documents: [UInt32] = []
+    var documents: [UInt32] = []
     /// The term's frequency in each document.
-    public internal(set) var frequencies: [UInt32] = []
+    var frequencies: [UInt32] = []
     /// Each document's indexed token count.
-    public internal(set) var lengths: [UInt32] = []
+    var lengths: [UInt32] = []
     /// Whether positions were loaded.
-    public let hasPositions: Bool
+    let hasPositions: Bool
     /// Each document's encoded positions (empty without positions).
     var positionRefs: [UnsafeRawBufferPointer] = []
     /// Owns the bytes `positionRefs` point to, for lists built with `append`.
     private var arena: PositionArena?
 
     /// Creates an empty list.
-    public init(hasPositions: Bool) {
+    init(hasPositions: Bool) {
         self.hasPositions = hasPositions
     }
 
@@ -60,10 +60,10 @@ public struct PostingList {
     }
 
     /// The number of documents.
-    public var count: Int { documents.count }
+    var count: Int { documents.count }
 
     /// Reserves room for `n` documents.
-    public mutating func reserveCapacity(_ n: Int) {
+    mutating func reserveCapacity(_ n: Int) {
         documents.reserveCapacity(n)
         frequencies.reserveCapacity(n)
         lengths.reserveCapacity(n)
@@ -71,7 +71,7 @@ public struct PostingList {
     }
 
     /// Appends a document (numbers must ascend); the positions are copied.
-    public mutating func append(document: UInt32, frequency: UInt32, length: UInt32, positions: UnsafeRawBufferPointer) {
+    mutating func append(document: UInt32, frequency: UInt32, length: UInt32, positions: UnsafeRawBufferPointer) {
         documents.append(document)
         frequencies.append(frequency)
         lengths.append(length)
@@ -83,18 +83,18 @@ public struct PostingList {
 
     /// Calls `body` with the encoded positions of the `i`-th document (empty without positions).
     @inline(__always)
-    public func withPositions<R>(at i: Int, _ body: (UnsafeRawBufferPointer) throws -> R) rethrows -> R {
+    func withPositions<R>(at i: Int, _ body: (UnsafeRawBufferPointer) throws -> R) rethrows -> R {
         guard hasPositions else { return try body(UnsafeRawBufferPointer(start: nil, count: 0)) }
         return try body(positionRefs[i])
     }
 
     /// The decoded positions of the `i`-th document, by column.
-    public func positions(at i: Int) throws -> [FullTextColumnPositions] {
+    func positions(at i: Int) throws -> [FullTextColumnPositions] {
         try withPositions(at: i) { try FullTextPostingsCodec.decodePositions(raw: $0) }
     }
 
     /// The index of `document` in the list, or nil (binary search).
-    public func index(of document: UInt32) -> Int? {
+    func index(of document: UInt32) -> Int? {
         var lo = 0
         var hi = documents.count
         while lo < hi {

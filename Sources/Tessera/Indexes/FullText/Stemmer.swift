@@ -9,22 +9,22 @@ import CStemmer
 /// A `Stemmer` wraps one `sb_stemmer`, whose output buffer is reused by every call, so it is
 /// **not** thread-safe and deliberately not `Sendable`: use one per thread or task.
 /// `FullTextTokenizer` keeps a lock-protected pool of them and is safe to share.
-public final class Stemmer {
+final class Stemmer {
     /// The canonical libstemmer algorithm name (`"english"`, `"french"`…).
-    public let algorithm: String
+    let algorithm: String
     /// The C stemmer; owned by this object and freed in `deinit`.
     private let handle: OpaquePointer
 
     /// Creates a stemmer for a language name (ISO-639 code or English name, see
     /// `FullTextLanguage`). Returns nil for `""`, unknown languages, or if libstemmer fails.
-    public convenience init?(language: String) {
+    convenience init?(language: String) {
         guard let algorithm = FullTextLanguage(language).stemmerAlgorithm else { return nil }
         self.init(algorithm: algorithm)
     }
 
     /// Creates a stemmer for a canonical libstemmer algorithm name (one of
     /// `FullTextLanguage.availableAlgorithms`). Returns nil if libstemmer does not know it.
-    public init?(algorithm: String) {
+    init?(algorithm: String) {
         // sb_stemmer_new takes the lower-case algorithm name; a NULL encoding means UTF-8.
         // It returns NULL for an unknown algorithm (or when out of memory).
         guard let h = sb_stemmer_new(algorithm, nil) else { return nil }
@@ -39,7 +39,7 @@ public final class Stemmer {
     /// The stem of a lower-case word: `"continuation"` → `"continu"` in French.
     ///
     /// Returns the word unchanged if libstemmer fails (it only fails when out of memory).
-    public func stem(_ word: String) -> String {
+    func stem(_ word: String) -> String {
         var w = word
         return w.withUTF8 { buf in
             var out = ""

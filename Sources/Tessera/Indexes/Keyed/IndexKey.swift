@@ -72,22 +72,22 @@
 ///    meeting a long bound) → include it and re-check the predicate on the document.
 /// 3. A truncated key never yields its values (``values(fromKey:)`` returns nil): covering
 ///    scans and residual predicates on index components must read the document for it.
-public enum IndexKey {
+enum IndexKey {
     // MARK: - Constants
 
     /// LMDB's default maximum key size (`mdb_env_get_maxkeysize`), in bytes.
-    public static let defaultMaxKeySize = 511
+    static let defaultMaxKeySize = 511
     /// Bytes after the document ID: its length (UInt16 big-endian) and the truncation flag.
-    public static let trailerSize = 3
+    static let trailerSize = 3
     /// The longest document ID (UTF-8 bytes) an index key can hold; the database must reject
     /// longer IDs. It guarantees every truncated key keeps ``minimumRetainedTupleBytes(maxKeySize:)``.
-    public static let maxDocIDBytes = 250
+    static let maxDocIDBytes = 250
 
     /// The fewest tuple bytes a truncated key keeps: `maxKeySize − trailerSize − maxDocIDBytes`.
     ///
     /// Range bounds no longer than this are exact for every key; longer ones are clipped by
     /// ``KeyRange/clipped(maxKeySize:)``.
-    public static func minimumRetainedTupleBytes(maxKeySize: Int = defaultMaxKeySize) -> Int {
+    static func minimumRetainedTupleBytes(maxKeySize: Int = defaultMaxKeySize) -> Int {
         maxKeySize - trailerSize - maxDocIDBytes
     }
 
@@ -119,7 +119,7 @@ public enum IndexKey {
     /// `memcmp` of two tuple encodings orders them lexicographically by `Value.compare` of the
     /// components; equal tuples (`[1]` and `[1.0]`) have equal encodings.
     /// - Complexity: O(total size of the values); object keys are sorted.
-    public static func encode(_ values: [Value]) -> [UInt8] {
+    static func encode(_ values: [Value]) -> [UInt8] {
         var out: [UInt8] = []
         out.reserveCapacity(16 * values.count)
         for v in values { encode(v, into: &out) }
@@ -127,7 +127,7 @@ public enum IndexKey {
     }
 
     /// Appends the self-delimiting encoding of one value to `out`.
-    public static func encode(_ value: Value, into out: inout [UInt8]) {
+    static func encode(_ value: Value, into out: inout [UInt8]) {
         switch value {
         case .missing: out.append(tagMissing)
         case .null: out.append(tagNull)
@@ -230,7 +230,7 @@ public enum IndexKey {
     ///   - docID: the document ID; at most ``maxDocIDBytes`` UTF-8 bytes (precondition).
     ///   - maxKeySize: LMDB's key size limit (at least `trailerSize + maxDocIDBytes + 1`).
     /// - Returns: the key and whether its tuple was truncated.
-    public static func make(values: [Value], docID: String, maxKeySize: Int = defaultMaxKeySize)
+    static func make(values: [Value], docID: String, maxKeySize: Int = defaultMaxKeySize)
         -> (key: [UInt8], truncated: Bool)
     {
         precondition(minimumRetainedTupleBytes(maxKeySize: maxKeySize) >= 1,
@@ -255,43 +255,43 @@ public enum IndexKey {
     }
 
     /// The document ID stored in an index key, or nil if the trailer is malformed.
-    public static func docID(fromKey key: [UInt8]) -> String? {
+    static func docID(fromKey key: [UInt8]) -> String? {
         key.withUnsafeBytes { docID(fromKey: $0) }
     }
 
     /// The document ID stored in an index key (bytes borrowed from LMDB), or nil if malformed.
-    public static func docID(fromKey key: UnsafeRawBufferPointer) -> String? {
+    static func docID(fromKey key: UnsafeRawBufferPointer) -> String? {
         guard let (tupleCount, docCount) = layout(key) else { return nil }
         return String(decoding: UnsafeRawBufferPointer(rebasing: key[tupleCount..<(tupleCount + docCount)]),
                       as: UTF8.self)
     }
 
     /// True if the key's tuple was truncated to fit `maxKeySize`.
-    public static func isTruncated(key: [UInt8]) -> Bool {
+    static func isTruncated(key: [UInt8]) -> Bool {
         key.last == 1
     }
 
     /// True if the key (bytes borrowed from LMDB) has a truncated tuple.
-    public static func isTruncated(key: UnsafeRawBufferPointer) -> Bool {
+    static func isTruncated(key: UnsafeRawBufferPointer) -> Bool {
         key.last == 1
     }
 
     /// The tuple part of a key (possibly truncated), or nil if the trailer is malformed.
-    public static func tupleBytes(fromKey key: [UInt8]) -> ArraySlice<UInt8>? {
+    static func tupleBytes(fromKey key: [UInt8]) -> ArraySlice<UInt8>? {
         guard let (tupleCount, _) = key.withUnsafeBytes({ layout($0) }) else { return nil }
         return key[0..<tupleCount]
     }
 
     /// The index values stored in a key (for covering scans), or nil if the key is truncated.
     /// - Throws: ``DecodingError`` if the key is malformed.
-    public static func values(fromKey key: [UInt8]) throws(DecodingError) -> [Value]? {
+    static func values(fromKey key: [UInt8]) throws(DecodingError) -> [Value]? {
         // withUnsafeBytes rethrows untyped errors: carry the typed one out in a Result.
         try key.withUnsafeBytes { p in Swift.Result { () throws(DecodingError) in try values(fromKey: p) } }.get()
     }
 
     /// The index values stored in a key borrowed from LMDB, or nil if the key is truncated.
     /// - Throws: ``DecodingError`` if the key is malformed.
-    public static func values(fromKey key: UnsafeRawBufferPointer) throws(DecodingError) -> [Value]? {
+    static func values(fromKey key: UnsafeRawBufferPointer) throws(DecodingError) -> [Value]? {
         guard let (tupleCount, _) = layout(key) else {
             throw DecodingError(message: "index key trailer is malformed", offset: key.count)
         }
@@ -312,13 +312,13 @@ public enum IndexKey {
     // MARK: - Decoding
 
     /// An index key that does not follow the encoding (a corrupt or foreign key).
-    public struct DecodingError: Error, Sendable, CustomStringConvertible {
+    struct DecodingError: Error, Sendable, CustomStringConvertible {
         /// What is wrong.
-        public var message: String
+        var message: String
         /// The byte offset where decoding failed.
-        public var offset: Int
+        var offset: Int
         /// `message at byte offset`.
-        public var description: String { "\(message) at byte \(offset)" }
+        var description: String { "\(message) at byte \(offset)" }
     }
 
     /// Decodes a complete tuple encoding back into its values.
@@ -327,13 +327,13 @@ public enum IndexKey {
     /// numerically equal to the encoded ones (`1.0` decodes as `1`, `-0.0` as `0`).
     /// - Throws: ``DecodingError`` for bytes that are not a complete tuple encoding (a
     ///   truncated tuple among them).
-    public static func decode(_ bytes: [UInt8]) throws(DecodingError) -> [Value] {
+    static func decode(_ bytes: [UInt8]) throws(DecodingError) -> [Value] {
         try bytes.withUnsafeBytes { p in Swift.Result { () throws(DecodingError) in try decode(p) } }.get()
     }
 
     /// Decodes a complete tuple encoding held in borrowed memory.
     /// - Throws: ``DecodingError`` for bytes that are not a complete tuple encoding.
-    public static func decode(_ bytes: UnsafeRawBufferPointer) throws(DecodingError) -> [Value] {
+    static func decode(_ bytes: UnsafeRawBufferPointer) throws(DecodingError) -> [Value] {
         var r = Reader(bytes: bytes)
         var out: [Value] = []
         while r.position < bytes.count { out.append(try r.value()) }
@@ -453,7 +453,7 @@ public enum IndexKey {
     /// Inclusive: every key whose first components equal `prefixValues` or compare greater
     /// (the encoding itself). Exclusive: only keys whose first components compare greater
     /// (the encoding followed by `FF`).
-    public static func lowerBound(for prefixValues: [Value], inclusive: Bool) -> [UInt8] {
+    static func lowerBound(for prefixValues: [Value], inclusive: Bool) -> [UInt8] {
         var b = encode(prefixValues)
         if !inclusive { b.append(highByte) }
         return b
@@ -463,7 +463,7 @@ public enum IndexKey {
     ///
     /// Inclusive: keys whose first components equal `prefixValues` are inside (the bound is the
     /// encoding followed by `FF`). Exclusive: they are outside (the bound is the encoding).
-    public static func upperBound(for prefixValues: [Value], inclusive: Bool) -> [UInt8] {
+    static func upperBound(for prefixValues: [Value], inclusive: Bool) -> [UInt8] {
         var b = encode(prefixValues)
         if inclusive { b.append(highByte) }
         return b
@@ -471,7 +471,7 @@ public enum IndexKey {
 
     /// The range of keys whose component after `equalityPrefix` is a string starting with
     /// `stringPrefix` (`LIKE 'abc%'`, binary collation), `stringPrefix` itself included.
-    public static func prefixBound(stringPrefix: String, after equalityPrefix: [Value] = []) -> KeyRange {
+    static func prefixBound(stringPrefix: String, after equalityPrefix: [Value] = []) -> KeyRange {
         var lower = encode(equalityPrefix)
         lower.append(tagString)
         var s = stringPrefix
@@ -508,33 +508,33 @@ extension IndexKey {
     /// Build it with ``point(_:)``, ``points(_:)``, ``range(equal:lower:lowerInclusive:upper:upperInclusive:)``
     /// or ``prefix(equal:stringPrefix:)``; scan ``clipped(maxKeySize:)`` and classify each key
     /// with ``match(key:)`` of the unclipped range.
-    public struct KeyRange: Sendable, Hashable, CustomStringConvertible {
+    struct KeyRange: Sendable, Hashable, CustomStringConvertible {
         /// Inclusive start; empty means the first key.
-        public var lower: [UInt8]
+        var lower: [UInt8]
         /// Exclusive end; nil means past the last key.
-        public var upper: [UInt8]?
+        var upper: [UInt8]?
         /// False when ``clipped(maxKeySize:)`` widened the range: keys inside it may lie
         /// outside the original range and must be classified with the original.
-        public var isExact: Bool
+        var isExact: Bool
 
         /// A range from raw bounds.
-        public init(lower: [UInt8] = [], upper: [UInt8]? = nil, isExact: Bool = true) {
+        init(lower: [UInt8] = [], upper: [UInt8]? = nil, isExact: Bool = true) {
             self.lower = lower
             self.upper = upper
             self.isExact = isExact
         }
 
         /// Every key.
-        public static let all = KeyRange()
+        static let all = KeyRange()
 
         /// Keys whose first components equal `values` (all components for a full point lookup).
-        public static func point(_ values: [Value]) -> KeyRange {
+        static func point(_ values: [Value]) -> KeyRange {
             let b = IndexKey.encode(values)
             return KeyRange(lower: b, upper: b + [IndexKey.highByte])
         }
 
         /// One point range per tuple of an IN-list, in key order, equal tuples (`1`, `1.0`) once.
-        public static func points(_ tuples: [[Value]]) -> [KeyRange] {
+        static func points(_ tuples: [[Value]]) -> [KeyRange] {
             var encoded = tuples.map { IndexKey.encode($0) }
             encoded.sort { $0.lexicographicallyPrecedes($1) }
             var out: [KeyRange] = []
@@ -551,7 +551,7 @@ extension IndexKey {
         /// A nil side is unbounded inside the equality group (or the whole index when `equal`
         /// is empty). Example, `a = 'x' AND b >= 2 AND b < 7` on index `(a, b)`:
         /// `range(equal: ["x"], lower: 2, lowerInclusive: true, upper: 7, upperInclusive: false)`.
-        public static func range(equal: [Value] = [], lower: Value?, lowerInclusive: Bool = true,
+        static func range(equal: [Value] = [], lower: Value?, lowerInclusive: Bool = true,
                                  upper: Value?, upperInclusive: Bool = true) -> KeyRange
         {
             let lo: [UInt8] = lower.map { IndexKey.lowerBound(for: equal + [$0], inclusive: lowerInclusive) }
@@ -562,30 +562,30 @@ extension IndexKey {
         }
 
         /// Equality on the first components, then `LIKE 'stringPrefix%'` on the next one.
-        public static func prefix(equal: [Value] = [], stringPrefix: String) -> KeyRange {
+        static func prefix(equal: [Value] = [], stringPrefix: String) -> KeyRange {
             IndexKey.prefixBound(stringPrefix: stringPrefix, after: equal)
         }
 
         /// True when no key can lie in the range.
-        public var isEmpty: Bool {
+        var isEmpty: Bool {
             guard let upper else { return false }
             return !lower.lexicographicallyPrecedes(upper)
         }
 
         /// True if `lower ≤ key < upper` bytewise (the position of the key, whatever its flag).
-        public func contains(key: [UInt8]) -> Bool {
+        func contains(key: [UInt8]) -> Bool {
             key.withUnsafeBytes { contains(key: $0) }
         }
 
         /// True if `lower ≤ key < upper` bytewise, for a key borrowed from LMDB.
-        public func contains(key: UnsafeRawBufferPointer) -> Bool {
+        func contains(key: UnsafeRawBufferPointer) -> Bool {
             if IndexKey.compareBytes(key, lower) < 0 { return false }
             if let upper, IndexKey.compareBytes(key, upper) >= 0 { return false }
             return true
         }
 
         /// Whether an entry's value lies in this range.
-        public enum Match: Sendable, Hashable {
+        enum Match: Sendable, Hashable {
             /// The entry's full tuple is outside the range.
             case outside
             /// The entry's full tuple is inside the range (a truncated entry still needs its
@@ -601,12 +601,12 @@ extension IndexKey {
         /// decided the same way when both bounds have at most L bytes (it agrees with its full
         /// tuple on them); otherwise it is `.outside` when its kept prefix already lies outside,
         /// else `.ambiguous`.
-        public func match(key: [UInt8]) -> Match {
+        func match(key: [UInt8]) -> Match {
             key.withUnsafeBytes { match(key: $0) }
         }
 
         /// Classifies an index key borrowed from LMDB; like the array overload.
-        public func match(key: UnsafeRawBufferPointer) -> Match {
+        func match(key: UnsafeRawBufferPointer) -> Match {
             guard IndexKey.isTruncated(key: key), let (kept, _) = IndexKey.layout(key) else {
                 return contains(key: key) ? .inside : .outside
             }
@@ -627,7 +627,7 @@ extension IndexKey {
         /// Bounds longer than ``IndexKey/minimumRetainedTupleBytes(maxKeySize:)`` are cut to that
         /// length (the upper one rounded up to the next prefix), and `isExact` becomes false.
         /// Shorter bounds are returned unchanged.
-        public func clipped(maxKeySize: Int = IndexKey.defaultMaxKeySize) -> KeyRange {
+        func clipped(maxKeySize: Int = IndexKey.defaultMaxKeySize) -> KeyRange {
             let n = IndexKey.minimumRetainedTupleBytes(maxKeySize: maxKeySize)
             var r = self
             if lower.count > n {
@@ -642,7 +642,7 @@ extension IndexKey {
         }
 
         /// The bounds in hex, for EXPLAIN and test failures.
-        public var description: String {
+        var description: String {
             func hex(_ b: [UInt8]) -> String {
                 let digits = Array("0123456789abcdef")
                 return String(b.flatMap { [digits[Int($0 >> 4)], digits[Int($0 & 15)]] })
@@ -666,7 +666,7 @@ extension IndexKey {
     }
 
     /// `memcmp` order of two byte strings, the shorter prefix first (<0, 0, >0).
-    public static func compareStoredKeys(_ a: [UInt8], _ b: [UInt8]) -> Int {
+    static func compareStoredKeys(_ a: [UInt8], _ b: [UInt8]) -> Int {
         a.withUnsafeBytes { compareBytes($0, b) }
     }
 }

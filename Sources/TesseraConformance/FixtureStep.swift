@@ -1,5 +1,7 @@
 // One step of a fixture: a query with its expectations, or a mutation.
 
+import Tessera
+
 struct Step {
     enum Action {
         case query(QueryStep)
@@ -148,7 +150,7 @@ struct Step {
         var hasOrderBy = false
         do {
             let query = try db.createQuery(q.sql)
-            hasOrderBy = !query.statement.orderBy.isEmpty
+            hasOrderBy = query.hasOrderBy
             var params = Parameters()
             for (k, v) in q.params { params = params.setValue(v, forName: k) }
             query.parameters = params

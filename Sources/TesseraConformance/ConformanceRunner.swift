@@ -3,6 +3,7 @@ import Glibc
 #elseif canImport(Darwin)
 import Darwin
 #endif
+import Tessera
 
 /// The outcome of one fixture step (a "case").
 public struct ConformanceCaseResult: Sendable {
@@ -109,10 +110,23 @@ struct FixtureError: Error, CustomStringConvertible {
     var description: String { message }
 }
 
-/// Finds fixture files.
+/// Finds and reads fixture files (POSIX; no Foundation).
 enum FixtureFiles {
+    /// The scope and collection name fixtures use when they give none.
+    static let defaultName = "_default"
+
+    static func fileExists(_ path: String) -> Bool {
+        var st = stat()
+        return stat(path, &st) == 0
+    }
+
+    static func isDirectory(_ path: String) -> Bool {
+        var st = stat()
+        return stat(path, &st) == 0 && (st.st_mode & S_IFMT) == S_IFDIR
+    }
+
     static func collect(_ path: String) -> [String] {
-        if FileSystem.isDirectory(path) {
+        if isDirectory(path) {
             var out: [String] = []
             guard let dir = opendir(path) else { return [] }
             var names: [String] = []
@@ -126,11 +140,11 @@ enum FixtureFiles {
             closedir(dir)
             for name in names.sorted() {
                 let child = path + "/" + name
-                if FileSystem.isDirectory(child) { out += collect(child) } else if name.hasSuffix(".json") { out.append(child) }
+                if isDirectory(child) { out += collect(child) } else if name.hasSuffix(".json") { out.append(child) }
             }
             return out
         }
-        return FileSystem.fileExists(path) ? [path] : []
+        return fileExists(path) ? [path] : []
     }
 
     /// The largest fixture or data file the runner reads.

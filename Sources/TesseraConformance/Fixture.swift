@@ -1,5 +1,7 @@
 // A parsed conformance fixture (format 1). Unknown keys are errors, so typos never pass.
 
+import Tessera
+
 struct Fixture {
     struct CollectionSpec {
         var scope: String
@@ -52,7 +54,7 @@ struct Fixture {
     func setUp(_ db: Database) throws {
         for c in collections {
             let coll: Collection
-            if c.scope == CollectionKey.defaultName && (c.name == CollectionKey.defaultName || c.name == "_") {
+            if c.scope == FixtureFiles.defaultName && (c.name == FixtureFiles.defaultName || c.name == "_") {
                 coll = try db.defaultCollection()
             } else {
                 coll = try db.createCollection(name: c.name, scope: c.scope)
@@ -73,7 +75,7 @@ extension Fixture.CollectionSpec {
         guard case .object(let o) = v else { throw FixtureError(message: "\(ctx) must be an object") }
         for k in o.keys where !keys.contains(k) { throw FixtureError(message: "\(ctx): unknown key '\(k)'") }
         guard let name = o["name"]?.stringValue else { throw FixtureError(message: "\(ctx): 'name' (a string) is required") }
-        let scope = o["scope"]?.stringValue ?? CollectionKey.defaultName
+        let scope = o["scope"]?.stringValue ?? FixtureFiles.defaultName
         var rawDocs: [(Value, String)] = []
         switch (o["docs"], o["file"]) {
         case (.array(let list)?, nil):
@@ -129,16 +131,17 @@ struct IndexSpec {
     var collection: String
     var definition: IndexDefinition
 
-    static var keys: Set<String> { Set(["collection", "name", "type", "expressions", "where"]).union(IndexKinds.optionKeys) }
+    static var keys: Set<String> { Set(["collection", "name", "type", "expressions", "where"]).union(IndexDefinition.optionKeys) }
 
     static func parse(_ v: Value, context: String) throws -> IndexSpec {
         guard case .object(let o) = v else { throw FixtureError(message: "\(context) must be an object") }
         for k in o.keys where !keys.contains(k) { throw FixtureError(message: "\(context): unknown key '\(k)'") }
         guard let coll = o["collection"]?.stringValue else { throw FixtureError(message: "\(context): 'collection' is required") }
         guard let name = o["name"]?.stringValue else { throw FixtureError(message: "\(context): 'name' is required") }
-        guard let t = o["type"]?.stringValue, let kind = try? IndexKinds.kind(of: IndexType(rawValue: t)) else {
-            throw FixtureError(message: "\(context): 'type' must be one of \(IndexKinds.types.map(\.rawValue).joined(separator: ", "))")
+        guard let t = o["type"]?.stringValue, IndexDefinition.registeredTypes.contains(IndexType(rawValue: t)) else {
+            throw FixtureError(message: "\(context): 'type' must be one of \(IndexDefinition.registeredTypes.map(\.rawValue).joined(separator: ", "))")
         }
+        let type = IndexType(rawValue: t)
         var exprs: [String] = []
         switch o["expressions"] {
         case nil, .null?: exprs = []
@@ -150,10 +153,10 @@ struct IndexSpec {
         default: throw FixtureError(message: "\(context): 'expressions' must be an array of strings")
         }
         let options: [String: Value]
-        do { options = try kind.options(fromJSON: o) } catch let e as DatabaseError {
+        do { options = try IndexDefinition.options(for: type, fromJSON: o) } catch let e as DatabaseError {
             throw FixtureError(message: "\(context): \(e.message)")
         }
-        let def = IndexDefinition(name: name, type: kind.type, expressions: exprs, whereClause: o["where"]?.stringValue, options: options)
+        let def = IndexDefinition(name: name, type: type, expressions: exprs, whereClause: o["where"]?.stringValue, options: options)
         return IndexSpec(collection: coll, definition: def)
     }
 
@@ -166,9 +169,9 @@ struct IndexSpec {
 /// `coll` or `scope.coll`, as fixtures name collections.
 func resolveCollection(_ name: String, _ db: Database) throws -> Collection {
     let parts = name.split(separator: ".", maxSplits: 1).map(String.init)
-    let (scope, coll) = parts.count == 2 ? (parts[0], parts[1]) : (CollectionKey.defaultName, parts[0])
-    let s = scope == "_" ? CollectionKey.defaultName : scope
-    if s == CollectionKey.defaultName && (coll == "_" || coll == CollectionKey.defaultName) { return try db.defaultCollection() }
+    let (scope, coll) = parts.count == 2 ? (parts[0], parts[1]) : (FixtureFiles.defaultName, parts[0])
+    let s = scope == "_" ? FixtureFiles.defaultName : scope
+    if s == FixtureFiles.defaultName && (coll == "_" || coll == FixtureFiles.defaultName) { return try db.defaultCollection() }
     guard let c = try db.collection(name: coll, scope: s) else {
         throw FixtureError(message: "no collection '\(name)'")
     }
