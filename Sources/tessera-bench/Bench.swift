@@ -234,7 +234,7 @@ final class Bench {
             sz.sqliteBytes = try sq?.sizeBytes()
             results.append(sz)
         }
-        if let tq { checkCounts("document count after load", tq.docs.count, runSQLite ? n : tq.docs.count) }
+        if let tq { checkCounts("document count after load", try tq.docs.count, runSQLite ? n : try tq.docs.count) }
 
         try queries(tq, sq)
 
