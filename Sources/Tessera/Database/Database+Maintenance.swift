@@ -90,7 +90,9 @@ extension Database {
 extension IndexStore {
     /// Compares the stored entries with those recomputed from the documents.
     func check(txn: Transaction, docs: Table, entries count: inout Int) throws -> [String] {
-        if let fullText { return try fullText.check(store: self, txn: txn, docs: docs, entries: &count) }
+        if let fullText {
+            return try DatabaseError.checkingFullText(index: definition.name) { try fullText.check(store: self, txn: txn, docs: docs, entries: &count) }
+        }
         var expected: [[UInt8]] = []
         try txn.withCursor(docs) { c in
             try c.forEach { k, v in

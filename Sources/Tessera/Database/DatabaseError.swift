@@ -76,4 +76,20 @@ extension DatabaseError {
         }
         return DatabaseError(.storage, "\(context): \(error)")
     }
+
+    /// Runs `body`, which reads full-text index `index`; bytes of the index that do not decode
+    /// (`FullTextIndexCorruption`) become a `.corrupt` error naming the index.
+    ///
+    /// Every path from the database API into a full-text index's stored bytes (queries,
+    /// MATCH and RANK, saves, back-fill, integrity check) goes through this.
+    static func checkingFullText<R>(index: String, _ body: () throws -> R) throws -> R {
+        do { return try body() } catch let e as FullTextIndexCorruption {
+            throw fullTextCorrupt(e, index: index)
+        }
+    }
+
+    @inline(never)
+    static func fullTextCorrupt(_ e: FullTextIndexCorruption, index: String) -> DatabaseError {
+        DatabaseError(.corrupt, "full-text index '\(index)' is damaged: \(e.message) (run an integrity check; deleting and creating the index again rebuilds it)", underlying: e)
+    }
 }

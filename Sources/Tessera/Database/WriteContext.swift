@@ -116,7 +116,7 @@ final class WriteContext {
         if fullTextPending.isEmpty { return }
         let pending = fullTextPending.values.sorted { $0.store.table.name < $1.store.table.name }
         fullTextPending = [:]
-        for p in pending { try p.flush(txn: txn) }
+        for p in pending { try DatabaseError.checkingFullText(index: p.store.definition.name) { try p.flush(txn: txn) } }
     }
 
     /// Forgets the queued changes of an index being dropped.

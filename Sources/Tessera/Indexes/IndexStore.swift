@@ -128,7 +128,9 @@ final class IndexStore: @unchecked Sendable {
     /// difference is written.
     func update(txn: Transaction, docID: String, old: UnsafeRawBufferPointer?, new: UnsafeRawBufferPointer?) throws {
         if let fullText {
-            try fullText.update(store: self, txn: txn, docID: docID, old: old, new: new)
+            try DatabaseError.checkingFullText(index: definition.name) {
+                try fullText.update(store: self, txn: txn, docID: docID, old: old, new: new)
+            }
             return
         }
         let before = old.map { entries(docID: docID, body: $0, txn: txn) } ?? []
@@ -142,7 +144,7 @@ final class IndexStore: @unchecked Sendable {
     /// Builds the index over every live document: collect, sort, append.
     func backfill(txn: Transaction, docs: Table) throws {
         if let fullText {
-            try fullText.backfill(store: self, txn: txn, docs: docs)
+            try DatabaseError.checkingFullText(index: definition.name) { try fullText.backfill(store: self, txn: txn, docs: docs) }
             return
         }
         var all: [[UInt8]] = []

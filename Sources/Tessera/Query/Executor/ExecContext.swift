@@ -183,7 +183,9 @@ final class ExecContext {
             guard let store = stores[slot]?.indexes.first(where: { $0.definition.type == .fullText && $0.definition.name.lowercased() == index.lowercased() }),
                   let indexer = store.fullText, let stats = store.statsTable else { return [:] }
             let compiled = try CompiledFullTextQuery(query, tokenizer: indexer.tokenizer, columns: indexer.columns)
-            result = try compiled.evaluate(in: LMDBPostingsReader(txn: txn, postings: store.table, stats: stats), ranking: true).ranks
+            result = try DatabaseError.checkingFullText(index: store.definition.name) {
+                try compiled.evaluate(in: LMDBPostingsReader(txn: txn, postings: store.table, stats: stats), ranking: true).ranks
+            }
         } catch {
             if deferredError == nil { deferredError = error }
         }
