@@ -427,7 +427,7 @@ struct MiniEvaluator {
         guard var docs = collections[st.from] else { throw FixtureError("no collection \(st.from)") }
         let ctx = FunctionContext(collation: .binary, timeZone: timeZone)
         if let w = st.whereClause {
-            docs = docs.filter { isTruthy(eval(w, $0, ctx)) == .bool(true) }
+            docs = docs.filter { Semantics.truth(eval(w, $0, ctx)).value == .bool(true) }
         }
         if let (key, desc) = st.orderBy {
             let keyed = docs.map { ($0, eval(key, $0, ctx)) }
@@ -510,7 +510,7 @@ struct MiniEvaluator {
             default: return .null
             }
         case .not(let x):
-            let t = isTruthy(eval(x, doc, ctx))
+            let t = Semantics.truth(eval(x, doc, ctx)).value
             if case .bool(let b) = t { return .bool(!b) }
             return t
         case .like(let x, let pat, let negated):
@@ -532,7 +532,7 @@ struct MiniEvaluator {
             switch op {
             case "||": return concatenate(a, b)
             case "AND", "OR":
-                let ta = isTruthy(a), tb = isTruthy(b)
+                let ta = Semantics.truth(a).value, tb = Semantics.truth(b).value
                 if op == "AND" {
                     if ta == .bool(false) || tb == .bool(false) { return .bool(false) }
                     if ta.isMissing || tb.isMissing { return .missing }
