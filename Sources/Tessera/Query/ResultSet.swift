@@ -20,8 +20,8 @@ import LMDB
 /// is not tied to the thread that began it (the environment is opened with `MDB_NOTLS`),
 /// but two threads must not read the same result set at once. Read rows (`Result`) are
 /// values and may be shared freely. A result set made inside `inBatch` reads the batch's
-/// write transaction: read it to the end before the batch returns (using it afterwards is
-/// a precondition failure, "transaction used after it ended").
+/// write transaction: read it to the end before the batch returns (that transaction ends
+/// with the batch).
 public final class ResultSet {
     /// The column names, in order.
     public let columnNames: [String]
