@@ -42,6 +42,20 @@ struct SharedObjectsStressTests {
         try await withThrowingTaskGroup(of: Void.self) { group in
             for t in 0..<Self.tasks {
                 group.addTask {
+                    // First, with no database call in between (whose locks would order
+                    // everything): only the shared objects' own synchronisation keeps these
+                    // reads and writes apart, and the documents' bodies are decoded here.
+                    for i in 0..<200 {
+                        let d = documents[(t + i) % documents.count]
+                        if d.properties.count != 3 || d.revisionID == nil { problems.withLock { $0.append("document \(d.id) body") } }
+                        if i % 2 == 0 {
+                            byCity.parameters = Parameters().setString(Self.cities[(t + i) % 4], forName: "city")
+                        } else if byCity.parameters?.value(forName: "city") == nil {
+                            problems.withLock { $0.append("byCity lost its parameter") }
+                        }
+                        shared.setInt(i, forKey: "p\(t)")
+                        _ = shared.int(forKey: "p\((t + 1) % Self.tasks)")
+                    }
                     for r in 0..<Self.rounds {
                         switch (t + r) % 6 {
                         case 0:
