@@ -21,8 +21,8 @@ import Darwin
 /// write is run again. Callers never see `MDB_MAP_FULL` unless `maxMapSize` is reached.
 @usableFromInline package final class Environment: @unchecked Sendable {
     // @unchecked Sendable: `env` is thread-safe per lmdb.h when used with MDB_NOTLS;
-    // `mapSize` and the reader pool are protected by `resizeLock` / `poolLock`; per-thread
-    // hold counts live in thread-specific storage (`SharedHolds`).
+    // `mapSize` changes only under the gate held exclusively (and is read under its mutex);
+    // the reader pool is protected by `poolLock`.
 
     /// Options for opening an environment.
     @usableFromInline package struct Options: Sendable {
@@ -49,8 +49,11 @@ import Darwin
     @usableFromInline package let path: String
     let options: Options
     private var mapSize: Int
-    // Readers hold it shared while their transaction lives; growing the map holds it exclusively.
-    @usableFromInline let resizeLock = RWLock()
+    // Transactions hold it shared while they live; remapping holds it exclusively.
+    let gate = HoldGate()
+    /// The thread running the write transaction (0: none), to catch re-entrant writes.
+    private let writerThread = MutexLock()
+    private var writer: UInt = 0
     private let poolLock = MutexLock()
     private var readerPool: [OpaquePointer] = []
     private var closed = false
@@ -107,8 +110,7 @@ import Darwin
 
     /// The current map size in bytes.
     @usableFromInline package var currentMapSize: Int {
-        lockShared(); defer { unlockShared() }
-        return mapSize
+        gate.withMutex { mapSize }
     }
 
     /// Bytes of the data file actually in use (last used page × page size).
@@ -142,8 +144,9 @@ import Darwin
     ///
     /// Bytes handed out by the transaction are valid only inside `body`.
     @usableFromInline package func read<R>(_ body: (Transaction) throws -> R) throws -> R {
-        let raw = try lockAndAcquireReader()
-        defer { unlockShared() }
+        let thread = currentThreadID()
+        let raw = try lockAndAcquireReader(thread)
+        defer { gate.leave(thread) }
         var ok = false
         defer { releaseReader(raw, reusable: ok) }
         let txn = Transaction(raw: raw, readOnly: true)
@@ -153,15 +156,17 @@ import Darwin
         return result
     }
 
-    /// Begins a long-lived read transaction; it must be ended with `endRead(_:)` on the same thread.
+    /// Begins a long-lived read transaction, ended with `endRead(_:)` (on any thread).
     ///
     /// Used by lazy result sets that outlive a closure. While it is open the map cannot grow:
-    /// a write on another thread that needs more room waits for it to end, and a write on
-    /// this thread that needs more room fails with `LMDBError.mapFull` (instead of waiting
-    /// for itself forever).
+    /// a write on another thread that needs more room waits for it to end, and a write on the
+    /// thread that began it fails with `LMDBError.mapFull` (instead of waiting for itself).
     @usableFromInline package func beginRead() throws -> Transaction {
-        let raw = try lockAndAcquireReader()
-        return Transaction(raw: raw, readOnly: true)
+        let thread = currentThreadID()
+        let raw = try lockAndAcquireReader(thread)
+        let txn = Transaction(raw: raw, readOnly: true)
+        txn.holder = thread
+        return txn
     }
 
     /// Ends a transaction started by `beginRead()`.
@@ -169,7 +174,7 @@ import Darwin
         guard let raw = txn.raw else { return }
         txn.invalidate()
         releaseReader(raw, reusable: true)
-        unlockShared()
+        gate.leave(txn.holder)
     }
 
     /// Runs `body` in the write transaction; returning commits, throwing aborts.
@@ -178,20 +183,30 @@ import Darwin
     /// from the start, so `body` must not have side effects outside the transaction that it
     /// cannot repeat. Writers are serialised by LMDB (across threads and processes).
     @usableFromInline package func write<R>(_ body: (Transaction) throws -> R) throws -> R {
-        precondition(!WriterFlag.active, "re-entrant write transaction: a write is already running on this thread")
-        WriterFlag.active = true
-        defer { WriterFlag.active = false }
+        let thread = currentThreadID()
+        writerThread.lock()
+        let reentrant = writer == thread
+        writerThread.unlock()
+        precondition(!reentrant, "re-entrant write transaction: a write is already running on this thread")
+        writerThread.lock()
+        writer = thread
+        writerThread.unlock()
+        defer {
+            writerThread.lock()
+            writer = 0
+            writerThread.unlock()
+        }
         // Grow ahead of time when the map is half full, so that a write rarely has to be
         // rolled back and run again for lack of space.
         // Not while this thread holds a read snapshot (an open result set): growing waits for
         // every reader of the process, so it would wait for itself.
-        if !holdsShared, usedBytes > currentMapSize / 2 { try? grow() }
+        if !gate.holds(thread), usedBytes > currentMapSize / 2 { try? grow() }
         while true {
             var needGrow = false
             var resized = false
             do {
-                lockShared()
-                defer { unlockShared() }
+                gate.enter(thread)
+                defer { gate.leave(thread) }
                 var raw: OpaquePointer?
                 let rc = mdb_txn_begin(env, nil, 0, &raw)
                 if rc == MDB_MAP_RESIZED {
@@ -221,23 +236,25 @@ import Darwin
     /// Remaps at the size another process gave the file. Needs the exclusive lock.
     private func adoptExternalSize() throws {
         // This thread's own snapshot would make the exclusive lock wait for itself.
-        if holdsShared { throw LMDBError.mapResized }
-        resizeLock.writeLock()
-        defer { resizeLock.unlock() }
-        drainPool()
-        try check(mdb_env_set_mapsize(env, 0))
-        var info = MDB_envinfo()
-        mdb_env_info(env, &info)
-        mapSize = info.me_mapsize
+        if gate.holds(currentThreadID()) { throw LMDBError.mapResized }
+        try gate.exclusively {
+            drainPool()
+            try check(mdb_env_set_mapsize(env, 0))
+            var info = MDB_envinfo()
+            mdb_env_info(env, &info)
+            gate.withMutex { mapSize = info.me_mapsize }
+        }
     }
 
     private func grow() throws {
         // This thread's own snapshot (an open lazy result set) would make the exclusive lock
         // wait for itself: fail the write instead.
-        if holdsShared { throw LMDBError.mapFull }
-        resizeLock.writeLock()
-        defer { resizeLock.unlock() }
-        let current = mapSize
+        if gate.holds(currentThreadID()) { throw LMDBError.mapFull }
+        try gate.exclusively { try remapLarger() }
+    }
+
+    private func remapLarger() throws {
+        let current = gate.withMutex { mapSize }
         // A growth rolls back and re-runs the write that hit the limit, so grow in big steps:
         // ×4 up to 16 GiB, then by a quarter. The map is address space, not disk: without
         // MDB_WRITEMAP the data file only grows as pages are written.
@@ -252,38 +269,22 @@ import Darwin
         try check(mdb_env_set_mapsize(env, next))
         var info = MDB_envinfo()
         mdb_env_info(env, &info)
-        mapSize = info.me_mapsize
+        gate.withMutex { mapSize = info.me_mapsize }
     }
 
-    // MARK: - The resize lock, per thread
-
-    // Every transaction holds `resizeLock` shared; remapping (growth, or adopting another
-    // process's size) holds it exclusively. The lock prefers writers, so a stream of readers
-    // cannot starve growth; a thread therefore takes it shared only once, however many
-    // snapshots it nests (a read inside a lazy result set's loop), since a second shared
-    // acquisition would queue behind a waiting remap that waits for the first.
-
-    private var holdsShared: Bool { SharedHolds.count(self) > 0 }
-
-    private func lockShared() {
-        if SharedHolds.adjust(self, by: 1) == 1 { resizeLock.readLock() }
-    }
-
-    private func unlockShared() {
-        if SharedHolds.adjust(self, by: -1) == 0 { resizeLock.unlock() }
-    }
+    // MARK: - Holds
 
     /// Takes the shared lock and a reader; remaps first if another process grew the file.
-    private func lockAndAcquireReader() throws -> OpaquePointer {
+    private func lockAndAcquireReader(_ thread: UInt) throws -> OpaquePointer {
         while true {
-            lockShared()
+            gate.enter(thread)
             do {
                 return try acquireReader()
             } catch LMDBError.mapResized {
-                unlockShared()
+                gate.leave(thread)
                 try adoptExternalSize()
             } catch {
-                unlockShared()
+                gate.leave(thread)
                 throw error
             }
         }
@@ -329,59 +330,4 @@ import Darwin
         poolLock.unlock()
         for txn in txns { mdb_txn_abort(txn) }
     }
-}
-
-/// How many times the calling thread holds each environment's resize lock shared.
-enum SharedHolds {
-    /// Per-thread list of (environment, count); nearly always empty or one entry.
-    final class Counts {
-        var entries: [(ObjectIdentifier, Int)] = []
-    }
-
-    static let key: pthread_key_t = {
-        var k = pthread_key_t()
-        pthread_key_create(&k) { p in
-            guard let p else { return }
-            Unmanaged<Counts>.fromOpaque(p).release()
-        }
-        return k
-    }()
-
-    static var counts: Counts {
-        if let p = pthread_getspecific(key) { return Unmanaged<Counts>.fromOpaque(p).takeUnretainedValue() }
-        let c = Counts()
-        pthread_setspecific(key, Unmanaged.passRetained(c).toOpaque())
-        return c
-    }
-
-    static func count(_ env: Environment) -> Int {
-        let id = ObjectIdentifier(env)
-        return counts.entries.first { $0.0 == id }?.1 ?? 0
-    }
-
-    /// Adds `delta` to the calling thread's count for `env` and returns the new count.
-    static func adjust(_ env: Environment, by delta: Int) -> Int {
-        let c = counts
-        let id = ObjectIdentifier(env)
-        if let i = c.entries.firstIndex(where: { $0.0 == id }) {
-            let n = c.entries[i].1 + delta
-            if n == 0 { c.entries.remove(at: i) } else { c.entries[i].1 = n }
-            return n
-        }
-        c.entries.append((id, delta))
-        return delta
-    }
-}
-
-/// Marks the thread that is running a write transaction, to catch re-entrant writes.
-enum WriterFlag {
-    static var active: Bool {
-        get { pthread_getspecific(key) != nil }
-        set { pthread_setspecific(key, newValue ? UnsafeRawPointer(bitPattern: 1) : nil) }
-    }
-    static let key: pthread_key_t = {
-        var k = pthread_key_t()
-        pthread_key_create(&k, nil)
-        return k
-    }()
 }

@@ -4,36 +4,102 @@ import Glibc
 import Darwin
 #endif
 
-/// A reader-writer lock over `pthread_rwlock_t` (heap-allocated so its address is stable).
+/// The identity of the calling thread, as a number.
+@inline(__always)
+func currentThreadID() -> UInt {
+    #if canImport(Darwin)
+    UInt(bitPattern: Int(bitPattern: UnsafeMutableRawPointer(pthread_self())))
+    #else
+    UInt(pthread_self())
+    #endif
+}
+
+/// Who holds an environment: every transaction holds it (shared) while it lives, and
+/// remapping it (growing the map, adopting another process's size) needs it exclusively —
+/// lmdb.h allows `mdb_env_set_mapsize` only while no transaction of the process is active.
 ///
-/// A waiting writer goes before readers that arrive after it (glibc's default prefers
-/// readers, which lets a steady stream of readers starve a writer forever). So a thread
-/// must not take the read lock twice: a writer queued in between would deadlock it.
-@usableFromInline
-final class RWLock: @unchecked Sendable {
-    // @unchecked Sendable: the pthread lock is itself the synchronisation.
-    private let lock: UnsafeMutablePointer<pthread_rwlock_t>
+/// Unlike a pthread read-write lock, a shared hold is not owned by a thread: a snapshot may
+/// end on another thread than the one that began it (a lazy result set consumed by an async
+/// loop or on another queue). The gate remembers which thread *began* each hold only to
+/// avoid waiting for itself:
+/// - a pending remap blocks new holds (so a stream of readers cannot starve it), except on
+///   a thread that already holds one (a read inside a result set's loop), which the remap is
+///   waiting for anyway;
+/// - a thread that holds the environment cannot remap it (it would wait for itself): the
+///   caller fails instead (`holds(_:)`).
+final class HoldGate: @unchecked Sendable {
+    // @unchecked Sendable: every field is read and written under `mutex`.
+    private let mutex: UnsafeMutablePointer<pthread_mutex_t>
+    private let changed: UnsafeMutablePointer<pthread_cond_t>
+    private var active = 0
+    private var remapPending = false
+    private var holdsByThread: [UInt: Int] = [:]
 
     init() {
-        lock = .allocate(capacity: 1)
-        lock.initialize(to: pthread_rwlock_t())
-        var attr = pthread_rwlockattr_t()
-        pthread_rwlockattr_init(&attr)
-        #if canImport(Glibc)
-        pthread_rwlockattr_setkind_np(&attr, Int32(PTHREAD_RWLOCK_PREFER_WRITER_NONRECURSIVE_NP))
-        #endif
-        pthread_rwlock_init(lock, &attr)
-        pthread_rwlockattr_destroy(&attr)
+        mutex = .allocate(capacity: 1)
+        mutex.initialize(to: pthread_mutex_t())
+        pthread_mutex_init(mutex, nil)
+        changed = .allocate(capacity: 1)
+        changed.initialize(to: pthread_cond_t())
+        pthread_cond_init(changed, nil)
     }
 
     deinit {
-        pthread_rwlock_destroy(lock)
-        lock.deallocate()
+        pthread_cond_destroy(changed)
+        pthread_mutex_destroy(mutex)
+        changed.deallocate()
+        mutex.deallocate()
     }
 
-    func readLock() { pthread_rwlock_rdlock(lock) }
-    func writeLock() { pthread_rwlock_wrlock(lock) }
-    func unlock() { pthread_rwlock_unlock(lock) }
+    /// Takes a shared hold for `thread` (the thread beginning the transaction).
+    func enter(_ thread: UInt) {
+        pthread_mutex_lock(mutex)
+        if holdsByThread[thread] == nil {
+            while remapPending { pthread_cond_wait(changed, mutex) }
+        }
+        active += 1
+        holdsByThread[thread, default: 0] += 1
+        pthread_mutex_unlock(mutex)
+    }
+
+    /// Releases a shared hold taken for `thread` (on any thread).
+    func leave(_ thread: UInt) {
+        pthread_mutex_lock(mutex)
+        active -= 1
+        if let n = holdsByThread[thread] { holdsByThread[thread] = n > 1 ? n - 1 : nil }
+        if active == 0 { pthread_cond_broadcast(changed) }
+        pthread_mutex_unlock(mutex)
+    }
+
+    /// True if a transaction begun on `thread` is still open.
+    func holds(_ thread: UInt) -> Bool {
+        pthread_mutex_lock(mutex)
+        defer { pthread_mutex_unlock(mutex) }
+        return holdsByThread[thread] != nil
+    }
+
+    /// Runs `body` once no transaction is open, keeping new ones out meanwhile.
+    func exclusively<R>(_ body: () throws -> R) rethrows -> R {
+        pthread_mutex_lock(mutex)
+        while remapPending { pthread_cond_wait(changed, mutex) }
+        remapPending = true
+        while active > 0 { pthread_cond_wait(changed, mutex) }
+        pthread_mutex_unlock(mutex)
+        defer {
+            pthread_mutex_lock(mutex)
+            remapPending = false
+            pthread_cond_broadcast(changed)
+            pthread_mutex_unlock(mutex)
+        }
+        return try body()
+    }
+
+    /// Runs `body` under the gate's mutex (reading state that remaps change).
+    func withMutex<R>(_ body: () -> R) -> R {
+        pthread_mutex_lock(mutex)
+        defer { pthread_mutex_unlock(mutex) }
+        return body()
+    }
 }
 
 /// A plain mutex over `pthread_mutex_t`.

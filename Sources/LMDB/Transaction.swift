@@ -32,6 +32,9 @@ import CLMDB
     /// True for a read-only transaction.
     @usableFromInline package let readOnly: Bool
     @usableFromInline var sawMapFull = false
+    /// For a long-lived read transaction: the thread that began it (its hold on the
+    /// environment is counted for that thread until it ends, wherever it ends).
+    var holder: UInt = 0
 
     init(raw: OpaquePointer, readOnly: Bool) {
         self.raw = raw

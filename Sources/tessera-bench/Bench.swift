@@ -25,15 +25,15 @@ struct QueryParameters: Sendable {
     var scans: [(String, Double)] = []
 
     init(generator g: HotelGenerator, ids: [String], quick: Bool) {
-        var rng = BenchRandom(seed: g.seed, stream: 10, index: 0)
+        var rng = SplitMix64(seed: g.seed, stream: 10, index: 0)
         let scale = quick ? 1 : 4
-        pointIDs = (0..<(quick ? 2_000 : 20_000)).map { _ in ids[rng.below(ids.count)] }
-        cities = (0..<(100 * scale)).map { _ in g.cities[rng.below(g.cities.count)] }
+        pointIDs = (0..<(quick ? 2_000 : 20_000)).map { _ in ids[rng.scaled(below: ids.count)] }
+        cities = (0..<(100 * scale)).map { _ in g.cities[rng.scaled(below: g.cities.count)] }
         ranges = (0..<(100 * scale)).map { _ in
-            let lo = rng.int(in: 40...760)
-            return (lo, lo + rng.int(in: 10...60))
+            let lo = rng.scaled(in: 40...760)
+            return (lo, lo + rng.scaled(in: 10...60))
         }
-        tags = (0..<(10 * scale)).map { _ in g.tags[rng.below(g.tags.count)] }
+        tags = (0..<(10 * scale)).map { _ in g.tags[rng.scaled(below: g.tags.count)] }
         func logRank(_ lo: Double, _ hi: Double) -> Int {
             Int(exp(log(lo) + rng.unit() * (log(hi) - log(lo))))
         }
@@ -49,10 +49,10 @@ struct QueryParameters: Sendable {
         }
         // Phrases of two frequent words (ranks 0–39).
         ftsPhrase = (0..<ftsCount).map { _ in
-            "\"" + g.word(rank: rng.below(40)) + " " + g.word(rank: rng.below(40)) + "\""
+            "\"" + g.word(rank: rng.scaled(below: 40)) + " " + g.word(rank: rng.scaled(below: 40)) + "\""
         }
         let thresholds = [4.0, 4.5, 3.5]
-        scans = (0..<(quick ? 2 : 3)).map { k in (g.countries[rng.below(g.countries.count)], thresholds[k % thresholds.count]) }
+        scans = (0..<(quick ? 2 : 3)).map { k in (g.countries[rng.scaled(below: g.countries.count)], thresholds[k % thresholds.count]) }
     }
 }
 
@@ -234,7 +234,7 @@ final class Bench {
             sz.sqliteBytes = try sq?.sizeBytes()
             results.append(sz)
         }
-        if let tq { checkCounts("document count after load", tq.docs.count, runSQLite ? n : tq.docs.count) }
+        if let tq { checkCounts("document count after load", try tq.docs.count, runSQLite ? n : try tq.docs.count) }
 
         try queries(tq, sq)
 
@@ -247,7 +247,7 @@ final class Bench {
                                     target: Target(minRatio: 5, label: "≥ 5")),
                         reps: o.writeReps,
                         prepare: { rep in
-                            var rng = BenchRandom(seed: self.generator.seed, stream: 20, index: rep)
+                            var rng = SplitMix64(seed: self.generator.seed, stream: 20, index: rep)
                             batch = rng.distinct(count, below: n).map { i in
                                 let d = self.generator.revision(i, revision: rep + 1)
                                 return BenchDocument(id: d.id, json: d.json)

@@ -114,13 +114,13 @@ struct HotelGenerator: Sendable {
     /// Builds the word lists for `seed`.
     init(seed: UInt64) {
         self.seed = seed
-        var rng = BenchRandom(seed: seed, stream: 1, index: 0)
+        var rng = SplitMix64(seed: seed, stream: 1, index: 0)
         let reserved: Set<String> = ["and", "or", "not", "near"]  // full-text query operators in some engines
         var seen = Set<String>()
         var words: [String] = []
         words.reserveCapacity(Self.vocabularySize)
         while words.count < Self.vocabularySize {
-            var w = Self.pseudoWord(&rng, syllables: 1 + rng.below(3) + (rng.chance(0.3) ? 1 : 0))
+            var w = Self.pseudoWord(&rng, syllables: 1 + rng.scaled(below: 3) + (rng.chance(0.3) ? 1 : 0))
             if rng.chance(0.05) { w = Self.accent(w, &rng) }
             if w.unicodeScalars.count < 2 || reserved.contains(w) { continue }
             if seen.insert(w).inserted { words.append(w) }
@@ -143,7 +143,7 @@ struct HotelGenerator: Sendable {
         for _ in countryNames {
             var list: [String] = []
             while list.count < Self.statesPerCountry {
-                let s = Self.capitalized(Self.pseudoWord(&rng, syllables: 2 + rng.below(2)))
+                let s = Self.capitalized(Self.pseudoWord(&rng, syllables: 2 + rng.scaled(below: 2)))
                 if seenStates.insert(s).inserted { list.append(s) }
             }
             stateNames.append(list)
@@ -152,9 +152,9 @@ struct HotelGenerator: Sendable {
         var seenCities = Set<String>()
         let prefixes = ["San ", "Port ", "New ", "Saint-", "Lake ", "Fort ", "Mount ", "Bad ", "Villa ", "Old "]
         while cityNames.count < Self.cityCount {
-            var c = Self.capitalized(Self.pseudoWord(&rng, syllables: 2 + rng.below(2)))
+            var c = Self.capitalized(Self.pseudoWord(&rng, syllables: 2 + rng.scaled(below: 2)))
             if rng.chance(0.06) { c = Self.capitalized(Self.accent(c.lowercased(), &rng)) }
-            if rng.chance(0.15) { c = prefixes[rng.below(prefixes.count)] + c }
+            if rng.chance(0.15) { c = prefixes[rng.scaled(below: prefixes.count)] + c }
             if seenCities.insert(c).inserted { cityNames.append(c) }
         }
         cities = cityNames
@@ -171,7 +171,7 @@ struct HotelGenerator: Sendable {
         var tagSet = Set<String>()
         var tagList: [String] = []
         while tagList.count < Self.tagCount {
-            let t = Self.pseudoWord(&rng, syllables: 2 + rng.below(2))
+            let t = Self.pseudoWord(&rng, syllables: 2 + rng.scaled(below: 2))
             if seen.contains(t) { continue }  // tags never collide with description words
             if tagSet.insert(t).inserted { tagList.append(t) }
         }
@@ -180,14 +180,14 @@ struct HotelGenerator: Sendable {
         var fn: [String] = []
         var ln: [String] = []
         for _ in 0..<300 { fn.append(Self.capitalized(Self.pseudoWord(&rng, syllables: 2))) }
-        for _ in 0..<500 { ln.append(Self.capitalized(Self.pseudoWord(&rng, syllables: 2 + rng.below(2)))) }
+        for _ in 0..<500 { ln.append(Self.capitalized(Self.pseudoWord(&rng, syllables: 2 + rng.scaled(below: 2)))) }
         firstNames = fn
         lastNames = ln
     }
 
     /// Document `i` (its ID encodes its type and `i`).
     func document(_ i: Int) -> GeneratedDocument {
-        var rng = BenchRandom(seed: seed, stream: 2, index: i)
+        var rng = SplitMix64(seed: seed, stream: 2, index: i)
         return makeDocument(i, &rng, revision: 0)
     }
 
@@ -195,7 +195,7 @@ struct HotelGenerator: Sendable {
     /// new price, rating, likes and description (`revision` ≥ 1 picks the variant).
     func revision(_ i: Int, revision: Int) -> GeneratedDocument {
         var original = document(i)
-        var rng = BenchRandom(seed: seed, stream: 3 &+ UInt64(revision) &* 7919, index: i)
+        var rng = SplitMix64(seed: seed, stream: 3 &+ UInt64(revision) &* 7919, index: i)
         let fresh = makeDocument(i, &rng, revision: revision)
         original.price = fresh.price
         original.rating = fresh.rating
@@ -207,10 +207,10 @@ struct HotelGenerator: Sendable {
     /// A word of Zipf rank `rank` (0 = most frequent).
     func word(rank: Int) -> String { vocabulary[rank] }
 
-    private func makeDocument(_ i: Int, _ rng: inout BenchRandom, revision: Int) -> GeneratedDocument {
-        let roll = rng.below(100)
+    private func makeDocument(_ i: Int, _ rng: inout SplitMix64, revision: Int) -> GeneratedDocument {
+        let roll = rng.scaled(below: 100)
         let type = roll < 60 ? "hotel" : (roll < 85 ? "landmark" : "airport")
-        let c = rng.below(Self.cityCount)
+        let c = rng.scaled(below: Self.cityCount)
         let city = cities[c]
         let name: String
         switch type {
@@ -218,36 +218,36 @@ struct HotelGenerator: Sendable {
             let adj = ["Grand", "Royal", "Little", "Old", "Blue", "Golden", "Quiet", "Sunny", "Cozy", "Modern",
                        "Historic", "Riverside", "Lakeside", "Garden", "Central", "Harbor"]
             let kind = ["Hotel", "Inn", "Lodge", "Suites", "Resort", "Motel", "Guesthouse", "Hostel", "B&B"]
-            name = "\(adj[rng.below(adj.count)]) \(Self.capitalized(vocabulary[rng.below(3_000)])) \(kind[rng.below(kind.count)])"
+            name = "\(adj[rng.scaled(below: adj.count)]) \(Self.capitalized(vocabulary[rng.scaled(below: 3_000)])) \(kind[rng.scaled(below: kind.count)])"
         case "landmark":
             let kind = ["Museum", "Park", "Bridge", "Tower", "Gallery", "Cathedral", "Market", "Castle", "Gardens"]
-            name = "\(Self.capitalized(vocabulary[rng.below(5_000)])) \(kind[rng.below(kind.count)])"
+            name = "\(Self.capitalized(vocabulary[rng.scaled(below: 5_000)])) \(kind[rng.scaled(below: kind.count)])"
         default:
             name = "\(city) \(rng.chance(0.5) ? "International" : "Regional") Airport"
         }
         let price: Int
         switch type {
-        case "hotel": price = rng.int(in: 40...800)
-        case "landmark": price = rng.int(in: 0...60)
-        default: price = rng.int(in: 0...40)
+        case "hotel": price = rng.scaled(in: 40...800)
+        case "landmark": price = rng.scaled(in: 0...60)
+        default: price = rng.scaled(in: 0...40)
         }
-        let rating = Double(rng.int(in: 10...50)) / 10
+        let rating = Double(rng.scaled(in: 10...50)) / 10
         var reviews: [GeneratedReview] = []
-        let reviewCount = rng.below(9)
+        let reviewCount = rng.scaled(below: 9)
         for _ in 0..<reviewCount {
-            let author = "\(firstNames[rng.below(firstNames.count)]) \(lastNames[rng.below(lastNames.count)])"
-            reviews.append(GeneratedReview(author: author, overall: rng.int(in: 1...5), service: rng.int(in: 1...5),
-                                           content: text(&rng, words: rng.int(in: 5...20))))
+            let author = "\(firstNames[rng.scaled(below: firstNames.count)]) \(lastNames[rng.scaled(below: lastNames.count)])"
+            reviews.append(GeneratedReview(author: author, overall: rng.scaled(in: 1...5), service: rng.scaled(in: 1...5),
+                                           content: text(&rng, words: rng.scaled(in: 5...20))))
         }
-        let likes = rng.distinct(rng.below(6), below: Self.tagCount).map { tags[$0] }
-        let description = text(&rng, words: rng.int(in: 40...120))
+        let likes = rng.distinct(rng.scaled(below: 6), below: Self.tagCount).map { tags[$0] }
+        let description = text(&rng, words: rng.scaled(in: 40...120))
         return GeneratedDocument(id: "\(type)_\(i)", type: type, name: name, city: city, state: cityState[c],
                                  country: cityCountry[c], price: price, rating: rating, reviews: reviews,
                                  likes: likes, description: description)
     }
 
     /// `words` Zipf-distributed words as sentences: capitalised first word, commas, full stops.
-    private func text(_ rng: inout BenchRandom, words: Int) -> String {
+    private func text(_ rng: inout SplitMix64, words: Int) -> String {
         var out = ""
         out.reserveCapacity(words * 8)
         var sentenceStart = true
@@ -259,14 +259,14 @@ struct HotelGenerator: Sendable {
             if k == words - 1 {
                 out += "."
             } else {
-                let p = rng.below(100)
+                let p = rng.scaled(below: 100)
                 if p < 7 { out += "."; sentenceStart = true } else if p < 14 { out += "," }
             }
         }
         return out
     }
 
-    private func zipfRank(_ rng: inout BenchRandom) -> Int {
+    private func zipfRank(_ rng: inout SplitMix64) -> Int {
         let u = rng.unit()
         var lo = 0
         var hi = zipfCDF.count - 1
@@ -282,18 +282,18 @@ struct HotelGenerator: Sendable {
     private static let vowels = ["a", "e", "i", "o", "u", "a", "e", "o", "ea", "ou", "ai", "y"]
     private static let codas = ["", "", "", "n", "r", "s", "l", "m", "t", "nd", "st", "rk", "x"]
 
-    private static func pseudoWord(_ rng: inout BenchRandom, syllables: Int) -> String {
+    private static func pseudoWord(_ rng: inout SplitMix64, syllables: Int) -> String {
         var w = ""
         for s in 0..<max(1, syllables) {
-            if s > 0 || rng.chance(0.8) { w += onsets[rng.below(onsets.count)] }
-            w += vowels[rng.below(vowels.count)]
-            if s == syllables - 1 || rng.chance(0.2) { w += codas[rng.below(codas.count)] }
+            if s > 0 || rng.chance(0.8) { w += onsets[rng.scaled(below: onsets.count)] }
+            w += vowels[rng.scaled(below: vowels.count)]
+            if s == syllables - 1 || rng.chance(0.2) { w += codas[rng.scaled(below: codas.count)] }
         }
         return w
     }
 
     /// Replaces one vowel (or n, c) with a precomposed accented letter.
-    private static func accent(_ w: String, _ rng: inout BenchRandom) -> String {
+    private static func accent(_ w: String, _ rng: inout SplitMix64) -> String {
         let table: [Character: [Character]] = [
             "a": ["\u{E1}", "\u{E0}", "\u{E2}", "\u{E4}", "\u{E5}"], "e": ["\u{E9}", "\u{E8}", "\u{EA}", "\u{EB}"],
             "i": ["\u{ED}", "\u{EF}"], "o": ["\u{F3}", "\u{F4}", "\u{F6}", "\u{F8}"], "u": ["\u{FA}", "\u{FC}"],
@@ -302,9 +302,9 @@ struct HotelGenerator: Sendable {
         var chars = Array(w)
         let candidates = chars.indices.filter { table[chars[$0]] != nil }
         guard !candidates.isEmpty else { return w }
-        let at = candidates[rng.below(candidates.count)]
+        let at = candidates[rng.scaled(below: candidates.count)]
         let options = table[chars[at]]!
-        chars[at] = options[rng.below(options.count)]
+        chars[at] = options[rng.scaled(below: options.count)]
         return String(chars)
     }
 

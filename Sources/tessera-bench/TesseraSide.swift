@@ -98,7 +98,7 @@ final class TesseraSide {
         for c in cities {
             q.parameters = Parameters().setString(c, forName: "city")
             let rs = try q.execute()
-            while let r = try rs.nextRow() {
+            while let r = try rs.next() {
                 if r.string(at: 0) != nil && r.string(at: 1) != nil { rows += 1 }
                 checksum &+= r.int(at: 2)
             }
@@ -114,7 +114,7 @@ final class TesseraSide {
         for (lo, hi) in ranges {
             q.parameters = Parameters().setInt(lo, forName: "lo").setInt(hi, forName: "hi")
             let rs = try q.execute()
-            while let r = try rs.nextRow() {
+            while let r = try rs.next() {
                 if r.string(at: 0) != nil && r.string(at: 1) != nil { rows += 1 }
                 checksum &+= r.int(at: 2)
             }
@@ -136,7 +136,7 @@ final class TesseraSide {
     func ftsCount(_ text: String) throws -> Int {
         let q = try query(Self.ftsCountSQL)
         q.parameters = Parameters().setString(text, forName: "q")
-        return try q.execute().nextRow()?.int(at: 0) ?? 0
+        return try q.execute().next()?.int(at: 0) ?? 0
     }
 
     /// The top-10 IDs of a full-text query (for the overlap report).
@@ -154,7 +154,7 @@ final class TesseraSide {
         for (country, rating) in filters {
             q.parameters = Parameters().setString(country, forName: "country").setDouble(rating, forName: "rating")
             let rs = try q.execute()
-            while let r = try rs.nextRow() {
+            while let r = try rs.next() {
                 if r.string(at: 1) != nil { rows += 1 }
                 checksum &+= r.string(at: 0)?.utf8.count ?? 0
             }
@@ -168,7 +168,7 @@ final class TesseraSide {
         for p in params {
             q.parameters = Parameters().setString(p, forName: name)
             let rs = try q.execute()
-            while let r = try rs.nextRow() {
+            while let r = try rs.next() {
                 if r.string(at: 0) != nil { rows += 1 }
             }
         }

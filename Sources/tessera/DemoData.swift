@@ -5,30 +5,8 @@
 
 import Tessera
 
-/// A small seeded random generator (SplitMix64), so the demo data is the same every run.
-struct SplitMix64 {
-    private var state: UInt64
-    init(seed: UInt64) { state = seed }
-
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
-
-    /// Uniform in 0..<n.
-    mutating func below(_ n: Int) -> Int { Int(next() % UInt64(n)) }
-    /// One element of `list`.
-    mutating func pick<T>(_ list: [T]) -> T { list[below(list.count)] }
-    /// `k` distinct elements of `list`, in list order.
-    mutating func sample<T>(_ list: [T], _ k: Int) -> [T] {
-        var idx = Array(list.indices)
-        for i in 0..<min(k, idx.count) { idx.swapAt(i, i + below(idx.count - i)) }
-        return idx.prefix(k).sorted().map { list[$0] }
-    }
-}
+// Random choices come from `SplitMix64` (Tessera's seeded source), so the demo data is the
+// same every run.
 
 enum DemoData {
     /// (city, state, airport code).

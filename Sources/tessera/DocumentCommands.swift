@@ -115,7 +115,7 @@ enum DocumentCommands {
         let width = colls.map(\.fullName.count).max() ?? 0
         for c in colls {
             if inv.has("--counts") {
-                IO.out.line(c.fullName.padded(width) + "  " + String(c.count))
+                IO.out.line(c.fullName.padded(width) + "  " + String(try c.count))
             } else {
                 IO.out.line(c.fullName)
             }

@@ -151,42 +151,27 @@ struct Importer {
 
     private mutating func importLines(_ bytes: UnsafeRawBufferPointer, file: String) throws {
         let n = bytes.count
-        guard n > 0, let base = bytes.baseAddress else { return }
-        var pos = 0
-        var line = 0
-        while pos < n {
+        var lines = JSONLinesReader(bytes)
+        while lines.offset < n {
             var inBatch = 0
-            let (batchPos, batchLine) = (pos, line)
+            let batchStart = lines
             try database.inBatch {
                 // The engine may run a batch body again (after growing the memory map), so
                 // the body starts from the batch's first line every time.
-                (pos, line, inBatch) = (batchPos, batchLine, 0)
-                while inBatch < batchSize && pos < n {
-                    line += 1
-                    let start = pos
-                    let end: Int
-                    if let hit = memchr(base + pos, 0x0A, n - pos) {
-                        end = base.distance(to: UnsafeRawPointer(hit))
-                    } else {
-                        end = n
+                (lines, inBatch) = (batchStart, 0)
+                while inBatch < batchSize {
+                    let next: (line: Int, value: Value)?
+                    do throws(JSONError) { next = try lines.next() } catch {
+                        throw ImportError(file: file, line: error.line, column: error.column, element: nil, message: error.message)
                     }
-                    pos = end + 1
-                    var first = start
-                    while first < end, bytes[first] == 0x20 || bytes[first] == 0x09 || bytes[first] == 0x0D { first += 1 }
-                    if first == end { continue }
-                    let value: Value
-                    do throws(JSONError) {
-                        value = try JSONReader.parse(UnsafeRawBufferPointer(rebasing: bytes[start..<end]))
-                    } catch {
-                        throw ImportError(file: file, line: line, column: error.column, element: nil, message: error.message)
-                    }
+                    guard let (line, value) = next else { break }
                     try store(value, file: file, line: line, element: nil)
                     inBatch += 1
-                    if inBatch & 1023 == 0 { progress.update(fileBytes: min(pos, n), documents: imported + inBatch) }
+                    if inBatch & 1023 == 0 { progress.update(fileBytes: min(lines.offset, n), documents: imported + inBatch) }
                 }
             }
             imported += inBatch
-            progress.update(fileBytes: min(pos, n), documents: imported)
+            progress.update(fileBytes: min(lines.offset, n), documents: imported)
         }
     }
 

@@ -84,7 +84,7 @@ enum IndexCommands {
         let t0 = monotonicSeconds()
         try coll.createIndex(withName: name, config: config)
         if IO.err.isTerminal {
-            IO.err.line("created index \(name) on \(coll.fullName) (\(plural(coll.count, "document"))) in \(formatMillis(monotonicSeconds() - t0))")
+            IO.err.line("created index \(name) on \(coll.fullName) (\(plural(try coll.count, "document"))) in \(formatMillis(monotonicSeconds() - t0))")
         }
         return ExitCode.ok
     }

@@ -42,7 +42,7 @@ enum MaintenanceCommands {
         var indexTotal = 0
         var rows: [(String, String, String)] = []
         for c in colls {
-            let n = c.count
+            let n = try c.count
             total += n
             var idx: [String] = []
             for name in try c.indexes() {

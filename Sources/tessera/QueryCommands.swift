@@ -132,7 +132,7 @@ enum QueryCommands {
         let rs = try query.execute()
         writer.begin()
         var count = 0
-        while let r = try rs.nextRow() {
+        while let r = try rs.next() {
             writer.row(r)
             count += 1
         }

@@ -18,12 +18,9 @@ func say(_ text: String, fd: Int32) {
 }
 
 struct Writer {
-    var state: UInt64
+    var rng: SplitMix64
 
-    mutating func random(_ n: Int) -> Int {
-        state ^= state << 13; state ^= state >> 7; state ^= state << 17
-        return Int(state % UInt64(n))
-    }
+    mutating func random(_ n: Int) -> Int { rng.below(n) }
 
     mutating func run(path: String) throws -> Never {
         let db = try Database(path: path)
@@ -64,7 +61,7 @@ if args.count != 3 || UInt64(args[2]) == nil {
     say("usage: TesseraCrashWriter DIR SEED\n", fd: 2)
     exit(2)
 }
-var writer = Writer(state: UInt64(args[2])! &* 0x9E37_79B9_7F4A_7C15 | 1)
+var writer = Writer(rng: SplitMix64(seed: UInt64(args[2])!))
 do {
     try writer.run(path: args[1])
 } catch {

@@ -87,7 +87,7 @@ do {
         let report = try db.performMaintenance(.integrityCheck)
         say(report.isOK ? "ok" : "problems: \(report)")
         let rows = try db.createQuery("SELECT owner, COUNT(*) AS n FROM shared WHERE owner IS VALUED GROUP BY owner ORDER BY owner").execute()
-        for row in rows { say("\(row.string(forKey: "owner") ?? "?") \(row.int(forKey: "n"))") }
+        try rows.forEach { row in say("\(row.string(forKey: "owner") ?? "?") \(row.int(forKey: "n"))") }
         try db.close()
     default:
         fail("usage: TesseraProcessWriter hold DIR MS | write DIR OWNER BATCHES | ddl DIR | check DIR")

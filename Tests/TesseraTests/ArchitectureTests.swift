@@ -89,7 +89,7 @@ struct ArchitectureTests {
     }
 
     /// Names of the standard library that Tessera types must not shadow in this check.
-    static let standardNames: Set<String> = ["Result", "Collection", "DecodingError"]
+    static let standardNames: Set<String> = ["Result", "Collection", "DecodingError", "Element", "Failure", "Iterator", "AsyncIterator", "Index", "SubSequence"]
 
     @Test("only Storage/ imports LMDB")
     func onlyStorageImportsLMDB() {

@@ -46,11 +46,16 @@ public final class Collection: @unchecked Sendable, CustomStringConvertible {
 
     // MARK: - Reading
 
-    /// The number of live (non-deleted) documents.
+    /// The number of live (non-deleted) documents, read from the collection's counter in the
+    /// current snapshot (or the thread's write transaction).
+    ///
+    /// - Throws: `.notOpen` if the database is closed, `.storage` if the read fails.
     public var count: Int {
-        (try? database.read { txn in
-            Int(Int64(bitPattern: try WriteContext.readCounter(txn: txn, meta: database.metaTable, name: "count:" + fullName)))
-        }) ?? 0
+        get throws {
+            try database.read { txn in
+                Int(Int64(bitPattern: try WriteContext.readCounter(txn: txn, meta: database.metaTable, name: "count:" + fullName)))
+            }
+        }
     }
 
     /// The document with `id`, or nil if there is none or it is deleted.
@@ -91,9 +96,11 @@ public final class Collection: @unchecked Sendable, CustomStringConvertible {
         let result = try write(id: document.id, body: encoded, deleting: false, expectedRevision: expected,
                                checkConflict: concurrencyControl == .failOnConflict)
         guard let (seq, rev) = result else { return false }
-        document.sequence = seq
-        document.revisionID = rev
-        document.isDeleted = false
+        document.state.withLock { s in
+            s.sequence = seq
+            s.revisionID = rev
+            s.isDeleted = false
+        }
         return true
     }
 

@@ -1,6 +1,9 @@
+import Synchronization
+
 /// A document read from a collection: an ID, a JSON object body and metadata. Immutable.
 ///
-/// The body is decoded from the stored binary form on first access.
+/// The body is decoded from the stored binary form on first access. A document may be
+/// shared between threads and tasks: its fields live behind a lock (`state`).
 ///
 /// ```swift
 /// if let doc = try hotels.document(id: "hotel1") {
@@ -8,35 +11,22 @@
 /// }
 /// ```
 public class Document: @unchecked Sendable, CustomStringConvertible {
-    // @unchecked Sendable: an immutable `Document` only ever fills its lazily decoded body
-    // once, under `lock`. `MutableDocument` is not meant to be shared between threads.
+    // @unchecked Sendable (a class that is not final cannot be checked): `id` is immutable and
+    // every other field is read and written only inside `state`'s Mutex.
 
     /// The document ID, unique in its collection.
     public let id: String
-    /// The collection's sequence number at the last save (0 if never saved).
-    public internal(set) var sequence: UInt64
-    /// The revision ID of the last save (nil if never saved). Changes on every save.
-    public internal(set) var revisionID: String?
-    /// True if the document is a tombstone (deleted).
-    public internal(set) var isDeleted: Bool
 
-    var storedBody: [UInt8]?
-    var decodedBody: [String: Value]?
-    private let lock = MutexLockBox()
+    /// The mutable fields: the body (stored bytes until first decoded) and the metadata.
+    struct State {
+        var storedBody: [UInt8]?
+        var decodedBody: [String: Value]?
+        var sequence: UInt64
+        var revisionID: String?
+        var isDeleted: Bool
 
-    init(id: String, body: [String: Value]?, storedBody: [UInt8]?, sequence: UInt64, revisionID: String?, deleted: Bool) {
-        self.id = id
-        self.decodedBody = body
-        self.storedBody = storedBody
-        self.sequence = sequence
-        self.revisionID = revisionID
-        self.isDeleted = deleted
-    }
-
-    /// The body as a dictionary of values.
-    public var properties: [String: Value] {
-        if let b = decodedBody { return b }
-        return lock.withLock {
+        /// The body, decoded from the stored bytes (once) if need be.
+        mutating func body() -> [String: Value] {
             if let b = decodedBody { return b }
             var decoded: [String: Value] = [:]
             if let bytes = storedBody {
@@ -46,6 +36,34 @@ public class Document: @unchecked Sendable, CustomStringConvertible {
             storedBody = nil
             return decoded
         }
+    }
+
+    let state: Mutex<State>
+
+    init(id: String, body: [String: Value]?, storedBody: [UInt8]?, sequence: UInt64, revisionID: String?, deleted: Bool) {
+        self.id = id
+        state = Mutex(State(storedBody: storedBody, decodedBody: body, sequence: sequence, revisionID: revisionID, isDeleted: deleted))
+    }
+
+    /// The collection's sequence number at the last save (0 if never saved).
+    public internal(set) var sequence: UInt64 {
+        get { state.withLock { $0.sequence } }
+        set { state.withLock { $0.sequence = newValue } }
+    }
+    /// The revision ID of the last save (nil if never saved). Changes on every save.
+    public internal(set) var revisionID: String? {
+        get { state.withLock { $0.revisionID } }
+        set { state.withLock { $0.revisionID = newValue } }
+    }
+    /// True if the document is a tombstone (deleted).
+    public internal(set) var isDeleted: Bool {
+        get { state.withLock { $0.isDeleted } }
+        set { state.withLock { $0.isDeleted = newValue } }
+    }
+
+    /// The body as a dictionary of values.
+    public var properties: [String: Value] {
+        state.withLock { $0.body() }
     }
 
     /// The body as a `Value.object`.
@@ -100,10 +118,13 @@ public class Document: @unchecked Sendable, CustomStringConvertible {
 
     /// A mutable copy carrying the same ID and revision (for concurrency control).
     public func toMutable() -> MutableDocument {
-        let m = MutableDocument(id: id, properties: properties)
-        m.sequence = sequence
-        m.revisionID = revisionID
-        m.isDeleted = isDeleted
+        let copy = state.withLock { s in (s.body(), s.sequence, s.revisionID, s.isDeleted) }
+        let m = MutableDocument(id: id, properties: copy.0)
+        m.state.withLock { s in
+            s.sequence = copy.1
+            s.revisionID = copy.2
+            s.isDeleted = copy.3
+        }
         return m
     }
 
@@ -119,7 +140,12 @@ public class Document: @unchecked Sendable, CustomStringConvertible {
 /// doc.setInt(120, forKey: "price")
 /// try hotels.save(document: doc)
 /// ```
+///
+/// A subclass cannot take back `Document`'s `Sendable`, so a mutable document is made safe
+/// to share instead: each read and each change is atomic (under the document's lock), but a
+/// series of changes is not. Give each task its own `MutableDocument` for a multi-key edit.
 public final class MutableDocument: Document, @unchecked Sendable {
+    // @unchecked Sendable: restated from `Document`; every field is behind `state`'s Mutex.
     /// A new empty document; a random ID is generated when `id` is nil.
     public init(id: String? = nil) {
         super.init(id: id ?? MutableDocument.generateID(), body: [:], storedBody: nil, sequence: 0, revisionID: nil, deleted: false)
@@ -159,9 +185,10 @@ public final class MutableDocument: Document, @unchecked Sendable {
     public override subscript(key: String) -> Value {
         get { properties[key] ?? .missing }
         set {
-            var p = properties
-            if case .missing = newValue { p[key] = nil } else { p[key] = newValue }
-            decodedBody = p
+            state.withLock { s in
+                _ = s.body()
+                if case .missing = newValue { s.decodedBody![key] = nil } else { s.decodedBody![key] = newValue }
+            }
         }
     }
 
@@ -184,12 +211,17 @@ public final class MutableDocument: Document, @unchecked Sendable {
     /// Removes `key`.
     public func removeValue(forKey key: String) { self[key] = .missing }
     /// Replaces the whole body.
-    public func setData(_ properties: [String: Value]) { decodedBody = properties }
+    public func setData(_ properties: [String: Value]) {
+        state.withLock { s in
+            s.decodedBody = properties
+            s.storedBody = nil
+        }
+    }
 
     /// Replaces the whole body with JSON text (an object).
     public func setJSON(_ json: String) throws {
         let replacement = try MutableDocument(id: id, json: json)
-        decodedBody = replacement.properties
+        setData(replacement.properties)
     }
 
     static func generateID() -> String {
@@ -201,12 +233,3 @@ public final class MutableDocument: Document, @unchecked Sendable {
         return String(decoding: out, as: UTF8.self)
     }
 }
-
-/// A tiny lock used by `Document`'s lazy decode.
-final class MutexLockBox: @unchecked Sendable {
-    // @unchecked Sendable: Synchronization's Mutex wrapped for use from a class stored property.
-    private let m = Mutex<Void>(())
-    func withLock<R>(_ body: () -> R) -> R { m.withLock { _ in body() } }
-}
-
-import Synchronization

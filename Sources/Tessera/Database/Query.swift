@@ -46,13 +46,15 @@ public struct Parameters: Sendable {
 /// ```swift
 /// let q = try db.createQuery("SELECT name FROM hotels WHERE city = $city ORDER BY name")
 /// q.parameters = Parameters().setString("Detroit", forName: "city")
-/// for row in try q.execute() { print(row.string(forKey: "name")!) }
+/// try q.execute().forEach { row in print(row.string(forKey: "name")!) }
 /// ```
 ///
 /// The query is analyzed when it is created (errors surface then) and planned each time it
 /// runs, against the indexes that exist at that moment.
-public final class Query: @unchecked Sendable {
-    // @unchecked Sendable: `parameters` is plain data; set it before sharing the query.
+///
+/// A query may be shared between tasks: `parameters` is kept behind a lock, and each
+/// `execute()` reads it once, so a run uses one consistent set of values.
+public final class Query: Sendable {
 
     /// The database queried.
     public let database: Database
@@ -61,7 +63,11 @@ public final class Query: @unchecked Sendable {
     /// The SQL++ text, when created from text.
     public let text: String?
     /// Values for `$parameters`.
-    public var parameters: Parameters?
+    public var parameters: Parameters? {
+        get { boundValues.withLock { $0 } }
+        set { boundValues.withLock { $0 = newValue } }
+    }
+    private let boundValues = Mutex<Parameters?>(nil)
 
     init(database: Database, statement: SelectStatement, text: String?) throws {
         self.database = database

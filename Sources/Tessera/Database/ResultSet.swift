@@ -1,11 +1,28 @@
 
 
-/// The rows of a query: a lazy `Sequence` of `Result`, read inside one consistent snapshot.
+/// The rows of a query, read inside one consistent snapshot: a throwing cursor.
 ///
-/// Rows are produced as you iterate; the snapshot (an LMDB read transaction) stays open
-/// until the last row has been read or the result set is released. `allResults()` reads
-/// everything at once.
-public final class ResultSet: Sequence, IteratorProtocol {
+/// Rows are produced as you read them; the snapshot (an LMDB read transaction) stays open
+/// until the last row has been read, reading fails, or the result set is released. A read
+/// error is thrown by the call that meets it, never taken for the end of the rows, so
+/// `ResultSet` is deliberately not a `Sequence` (whose `next()` cannot throw):
+///
+/// ```swift
+/// let rows = try query.execute()
+/// while let row = try rows.next() { print(row.string(forKey: "name") ?? "?") }
+/// try query.execute().forEach { row in print(row) }
+/// let all = try query.execute().allResults()
+/// for try await row in try query.execute() { print(row) }   // in async code
+/// ```
+///
+/// A result set is for one reader at a time: it is not `Sendable`. It may move between
+/// threads (and an async loop may resume on another thread) because the read transaction
+/// is not tied to the thread that began it (the environment is opened with `MDB_NOTLS`),
+/// but two threads must not read the same result set at once. Read rows (`Result`) are
+/// values and may be shared freely. A result set made inside `inBatch` reads the batch's
+/// write transaction: read it to the end before the batch returns (that transaction ends
+/// with the batch).
+public final class ResultSet {
     /// The column names, in order.
     public let columnNames: [String]
     let nameIndex: [String: Int]
@@ -13,6 +30,7 @@ public final class ResultSet: Sequence, IteratorProtocol {
     private var txn: Snapshot?
     private let database: Database
     private var ownsTransaction: Bool
+    /// The error that stopped reading; thrown again by every later `next()`.
     private var failure: (any Error)?
 
     /// Runs `plan` in `txn`; when `owned`, the result set ends the read transaction.
@@ -43,14 +61,20 @@ public final class ResultSet: Sequence, IteratorProtocol {
         txn = nil
     }
 
-    /// The next row, or nil at the end. Throws if reading fails.
-    public func nextRow() throws -> Result? {
+    /// The next row, or nil once every row has been read.
+    ///
+    /// - Throws: the storage or evaluation error that stops the query (`DatabaseError`,
+    ///   `QueryError`). The snapshot is released then, and every later call throws the
+    ///   same error again.
+    public func next() throws -> Result? {
+        if let failure { throw failure }
         guard let executor else { return nil }
         do {
             if let row = try executor.nextRow() {
                 return Result(cells: row, names: columnNames, index: nameIndex)
             }
         } catch {
+            failure = error
             finish()
             throw error
         }
@@ -58,23 +82,42 @@ public final class ResultSet: Sequence, IteratorProtocol {
         return nil
     }
 
-    /// `Sequence` iteration. A read error ends the iteration; `allResults()` reports it.
-    public func next() -> Result? {
-        do { return try nextRow() } catch {
-            failure = error
-            return nil
-        }
+    /// Calls `body` with each remaining row, in order.
+    ///
+    /// - Throws: the first error from reading or from `body`; no row is read after it.
+    public func forEach(_ body: (Result) throws -> Void) throws {
+        while let row = try next() { try body(row) }
     }
 
     /// Every remaining row.
     ///
     /// - Throws: the storage or evaluation error that stopped the query.
     public func allResults() throws -> [Result] {
-        if let failure { throw failure }
         var out: [Result] = []
-        while let r = try nextRow() { out.append(r) }
+        while let r = try next() { out.append(r) }
         return out
     }
+}
+
+extension ResultSet: AsyncSequence {
+    public typealias Element = Result
+    public typealias Failure = any Error
+
+    /// Reads the rows of `for try await row in resultSet`; errors are thrown, as by `next()`.
+    ///
+    /// The rows are read synchronously from the open snapshot: each step runs on the
+    /// caller's executor and does not suspend.
+    public struct AsyncIterator: AsyncIteratorProtocol {
+        let rows: ResultSet
+
+        public mutating func next() async throws -> Result? { try rows.next() }
+
+        public mutating func next(isolation actor: isolated (any Actor)?) async throws(any Error) -> Result? {
+            try rows.next()
+        }
+    }
+
+    public func makeAsyncIterator() -> AsyncIterator { AsyncIterator(rows: self) }
 }
 
 /// One row of a result set: values by index and by column name.

@@ -171,30 +171,8 @@ package enum JSONReader {
         _ bytes: UnsafeRawBufferPointer, maxDepth: Int = defaultMaxDepth,
         _ body: (_ line: Int, _ value: Value) throws -> Void
     ) throws {
-        var line = 0
-        var start = 0
-        let n = bytes.count
-        while start < n {
-            line += 1
-            var end = start
-            while end < n, bytes[end] != 0x0A { end += 1 }
-            let slice = UnsafeRawBufferPointer(rebasing: bytes[start..<end])
-            var blank = true
-            for b in slice where !isJSONWhitespace(b) { blank = false; break }
-            if !blank {
-                let value: Value
-                do {
-                    value = try parse(slice, maxDepth: maxDepth)
-                } catch {
-                    var e = error
-                    e.offset += start
-                    e.line = line
-                    throw e
-                }
-                try body(line, value)
-            }
-            start = end + 1
-        }
+        var lines = JSONLinesReader(bytes, maxDepth: maxDepth)
+        while let (line, value) = try lines.next() { try body(line, value) }
     }
 
     /// Parses all values of JSON Lines text with their 1-based line numbers.

@@ -809,8 +809,8 @@ extension Value: Codable {
 // MARK: - ISO-8601 dates
 
 /// ISO-8601 text for dates without `DateFormatter`: writes `yyyy-MM-ddTHH:mm:ss.SSSZ` in UTC;
-/// reads a date, optionally followed by `T` (or a space) and a time with optional seconds,
-/// fraction and zone (`Z`, `±hh:mm`, `±hhmm`, `±hh`; none means UTC).
+/// reads what `ISO8601Fields` reads (a date, optionally followed by `T` or a space and a time
+/// with optional seconds, fraction and zone `Z`, `±hh:mm`, `±hhmm`, `±hh`; none means UTC).
 enum ISO8601Text {
     /// The text of `date`, or nil when it is not finite or absurdly far from 1970.
     static func format(_ date: Date) -> String? {
@@ -820,7 +820,7 @@ enum ISO8601Text {
         var days = ms / 86_400_000
         var rem = ms % 86_400_000
         if rem < 0 { rem += 86_400_000; days -= 1 }
-        let (y, m, d) = civil(fromDays: days)
+        let (y, m, d) = civilFromDays(days)
         let msOfSecond = Int(rem % 1000)
         let secs = Int(rem / 1000)
         var out = ""
@@ -836,116 +836,12 @@ enum ISO8601Text {
         return s.count >= width ? s : String(repeating: "0", count: width - s.count) + s
     }
 
-    /// Days since 1970-01-01 of a proleptic Gregorian date.
-    static func days(year: Int64, month: Int, day: Int) -> Int64 {
-        let y = month <= 2 ? year - 1 : year
-        let era = (y >= 0 ? y : y - 399) / 400
-        let yoe = y - era * 400
-        let mp = Int64((month + 9) % 12)
-        let doy = (153 * mp + 2) / 5 + Int64(day) - 1
-        let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy
-        return era * 146_097 + doe - 719_468
-    }
-
-    /// The proleptic Gregorian date of a day count since 1970-01-01.
-    static func civil(fromDays z0: Int64) -> (Int64, Int, Int) {
-        let z = z0 + 719_468
-        let era = (z >= 0 ? z : z - 146_096) / 146_097
-        let doe = z - era * 146_097
-        let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365
-        let doy = doe - (365 * yoe + yoe / 4 - yoe / 100)
-        let mp = (5 * doy + 2) / 153
-        let d = Int(doy - (153 * mp + 2) / 5 + 1)
-        let m = Int(mp < 10 ? mp + 3 : mp - 9)
-        let y = yoe + era * 400 + (m <= 2 ? 1 : 0)
-        return (y, m, d)
-    }
-
+    /// The instant of an ISO-8601 text (`ISO8601Fields`); no zone means UTC.
     static func parse(_ text: String) -> Date? {
-        var p = Array(text.utf8)[...]
-        func digits(_ n: Int) -> Int? {
-            guard p.count >= n else { return nil }
-            var v = 0
-            for _ in 0..<n {
-                let c = p.first!
-                guard c >= 0x30 && c <= 0x39 else { return nil }
-                v = v * 10 + Int(c - 0x30)
-                p.removeFirst()
-            }
-            return v
-        }
-        func eat(_ c: Character) -> Bool {
-            if p.first == c.asciiValue { p.removeFirst(); return true }
-            return false
-        }
-        var sign: Int64 = 1
-        if eat("-") { sign = -1 } else { _ = eat("+") }
-        // Year: four digits, more for expanded years.
-        var yearDigits = 0
-        var year: Int64 = 0
-        while let c = p.first, c >= 0x30 && c <= 0x39, yearDigits < 9 {
-            year = year * 10 + Int64(c - 0x30)
-            p.removeFirst()
-            yearDigits += 1
-        }
-        guard yearDigits >= 4, eat("-"), let month = digits(2), eat("-"), let day = digits(2) else { return nil }
-        year *= sign
-        guard (1...12).contains(month), day >= 1, day <= daysInMonth(year, month) else { return nil }
-        var seconds = Double(days(year: year, month: month, day: day)) * 86_400
-        if p.isEmpty { return Date(timeIntervalSince1970: seconds) }
-        guard eat("T") || eat("t") || eat(" ") else { return nil }
-        guard let hour = digits(2), eat(":"), let minute = digits(2) else { return nil }
-        var second = 0
-        var fraction = 0.0
-        if eat(":") {
-            guard let s = digits(2) else { return nil }
-            second = s
-            if eat(".") || eat(",") {
-                var numerator = 0, denominator = 1, count = 0
-                while let c = p.first, c >= 0x30 && c <= 0x39 {
-                    if denominator < 1_000_000_000 {  // nanoseconds are plenty for a Date
-                        numerator = numerator * 10 + Int(c - 0x30)
-                        denominator *= 10
-                    }
-                    p.removeFirst()
-                    count += 1
-                }
-                guard count > 0 else { return nil }
-                fraction = Double(numerator) / Double(denominator)
-            }
-        }
-        // 24:00:00 is the end of the day; a leap second 60 is accepted as the next second.
-        guard hour <= 24, minute <= 59, second <= 60, hour < 24 || (minute == 0 && second == 0 && fraction == 0) else {
-            return nil
-        }
-        seconds += Double(hour * 3600 + minute * 60 + second)
-        if eat("Z") || eat("z") {
-        } else if let c = p.first, c == UInt8(ascii: "+") || c == UInt8(ascii: "-") {
-            p.removeFirst()
-            guard let oh = digits(2), oh <= 23 else { return nil }
-            var om = 0
-            if eat(":") {
-                guard let m = digits(2) else { return nil }
-                om = m
-            } else if !p.isEmpty {
-                guard let m = digits(2) else { return nil }
-                om = m
-            }
-            guard om <= 59 else { return nil }
-            let offset = Double(oh * 3600 + om * 60)
-            seconds += c == UInt8(ascii: "+") ? -offset : offset
-        }
-        guard p.isEmpty else { return nil }
-        return Date(timeIntervalSince1970: seconds + fraction)
-    }
-
-    private static func daysInMonth(_ year: Int64, _ month: Int) -> Int {
-        switch month {
-        case 2:
-            let leap = (year % 4 == 0 && year % 100 != 0) || year % 400 == 0
-            return leap ? 29 : 28
-        case 4, 6, 9, 11: return 30
-        default: return 31
-        }
+        guard let f = ISO8601Fields.parse(text) else { return nil }
+        var seconds = Double(daysFromCivil(f.year, f.month, f.day)) * 86_400
+        seconds += Double(f.hour * 3600 + f.minute * 60 + f.second)
+        seconds -= Double((f.offsetMinutes ?? 0) * 60)
+        return Date(timeIntervalSince1970: seconds + Double(f.nanosecond) / 1_000_000_000)
     }
 }

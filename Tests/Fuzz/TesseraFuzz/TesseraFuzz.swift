@@ -158,7 +158,7 @@ func fuzzSQL(_ bytes: UnsafeRawBufferPointer) {
     _ = try? q.explain()
     guard let rows = try? q.execute() else { return }
     var n = 0
-    while n < 1_000, let row = try? rows.nextRow() { _ = row.toJSON(); n += 1 }
+    while n < 1_000, let row = try? rows.next() { _ = row.toJSON(); n += 1 }
 }
 
 func fuzzFullText(_ bytes: UnsafeRawBufferPointer) {

@@ -125,6 +125,21 @@ struct DateFunctionTests {
         #expect(call("DATE_ADD_MILLIS", 2_592_000_000, -1, "month") == .int(-86_400_000 * 1))  // 1970-01-31 - 1 month = 1969-12-31
     }
 
+    /// One ISO-8601 reader: the date functions take its basic form, `Codable` dates all of it,
+    /// and both read the same instant.
+    @Test func dateFunctionsAndCodableShareOneISO8601Reader() throws {
+        for s in ["2024-05-01", "2024-05-01T12:30Z", "2024-05-01 12:30:00.125+05:30", "2024-05-01T12:30:00.1259-0200"] {
+            let c = try #require(CivilDateTime.parse(s), "\(s)")
+            let d = try #require(ISO8601Text.parse(s), "\(s)")
+            #expect(instant(of: c, defaultZone: .utc) == Int64((d.timeIntervalSince1970 * 1000).rounded(.down)), "\(s)")
+        }
+        for extended in ["+2024-05-01", "20240-05-01", "2024-05-01t12:30", "2024-05-01T24:00", "2024-06-30T23:59:60Z",
+                         "2024-05-01T12:30:00,5Z", "2024-05-01T12:30z", "2024-05-01T12:30+01"] {
+            #expect(ISO8601Text.parse(extended) != nil, "\(extended)")
+            #expect(CivilDateTime.parse(extended) == nil, "\(extended)")
+        }
+    }
+
     @Test func calendarConversionsRoundTrip() {
         var rng = SplitMix64(seed: 0x7E55E7A)
         for _ in 0..<2000 {

@@ -180,20 +180,23 @@ struct FunctionBehaviourTests {
 
     // MARK: - Truthiness, LIKE
 
+    /// SPEC §5.1, through the one function the engine runs (`Semantics.truth`).
     @Test func truthiness() {
-        #expect(isTruthy(true) == true)
-        #expect(isTruthy(0) == false)
-        #expect(isTruthy(-2) == true)
-        #expect(isTruthy(.double(.nan)) == false)
-        #expect(isTruthy(0.0) == false)
+        func truth(_ v: Value) -> Value { Semantics.truth(v).value }
+        #expect(truth(true) == true)
+        #expect(truth(0) == false)
+        #expect(truth(-2) == true)
+        #expect(truth(.double(.nan)) == false)
+        #expect(truth(0.0) == false)
+        // The numeric prefix starts at the first character: ' 3' has none, so it is FALSE.
         for (s, t) in [("1", true), ("2x", true), ("abc", false), ("", false), ("0", false), ("0.0", false),
-                       (" 3", true), ("-1", true), (".5", true), ("1e3", true), ("0e5", false), ("+", false), (".", false), ("0x1", false)] {
-            #expect(isTruthy(.string(s)) == .bool(t), "\(s)")
+                       (" 3", false), ("-1", true), (".5", true), ("1e3", true), ("0e5", false), ("+", false), (".", false), ("0x1", false)] {
+            #expect(truth(.string(s)) == .bool(t), "\(s)")
         }
-        #expect(isTruthy(.null) == false)
-        #expect(isTruthy([1]) == false)
-        #expect(isTruthy(["a": 1]) == false)
-        #expect(isTruthy(.missing).isMissing)
+        #expect(truth(.null) == false)
+        #expect(truth([1]) == false)
+        #expect(truth(["a": 1]) == false)
+        #expect(truth(.missing).isMissing)
     }
 
     @Test func like() {

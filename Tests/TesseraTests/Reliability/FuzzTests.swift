@@ -316,7 +316,7 @@ struct FuzzTests {
                 _ = try q.explain()
                 let rows = try q.execute()
                 var n = 0
-                while n < 2000, let row = try rows.nextRow() { _ = row.toJSON(); n += 1 }
+                while n < 2000, let row = try rows.next() { _ = row.toJSON(); n += 1 }
                 stats.executed += 1
                 stats.rows += n
             } catch is QueryError {

@@ -135,7 +135,7 @@ struct MultiProcessTests {
             #expect(perBatch == (0..<batches).map { [$0, 20] }, "\(owner): \(perBatch)")
             #expect(try q.explain().contains("byOwner"))
         }
-        #expect(c.count == 3 + 2 * 20 * batches) // counter, held, after-held
+        #expect(try c.count == 3 + 2 * 20 * batches) // counter, held, after-held
         let report = try db.performMaintenance(.integrityCheck)
         #expect(report.isOK, "\(report)")
 

@@ -1,6 +1,6 @@
 @testable import Tessera
 
-/// The shared seeded generator (TestSupport.swift).
+/// The shared seeded generator (Sources/Tessera/Support/SplitMix64.swift).
 typealias ValuesTestRNG = SplitMix64
 
 /// Builds random JSON-compatible values (no MISSING, no NaN/infinity).

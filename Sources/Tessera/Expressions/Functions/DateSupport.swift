@@ -49,115 +49,17 @@ struct CivilDateTime: Sendable, Equatable {
     }
 
     /// Parses `YYYY-MM-DD`, optionally followed by `T` or a space and `hh:mm[:ss[.fff…]]`,
-    /// optionally followed by `Z`, `±hh:mm` or `±hhmm`. Impossible dates are rejected.
-    /// Fractional seconds beyond milliseconds are truncated.
+    /// optionally followed by `Z`, `±hh:mm` or `±hhmm` (the basic form of `ISO8601Fields`).
+    /// Impossible dates are rejected. Fractional seconds beyond milliseconds are truncated.
     static func parse(_ s: String) -> CivilDateTime? {
-        let b = Array(s.utf8)
-        var i = 0
-        func digits(_ n: Int) -> Int? {
-            guard i + n <= b.count else { return nil }
-            var v = 0
-            for k in 0..<n {
-                let c = b[i + k]
-                guard c >= 48 && c <= 57 else { return nil }
-                v = v * 10 + Int(c - 48)
-            }
-            i += n
-            return v
-        }
-        func expect(_ c: Character) -> Bool {
-            guard i < b.count, b[i] == c.asciiValue! else { return false }
-            i += 1
-            return true
-        }
-        guard let y = digits(4), expect("-"), let mo = digits(2), expect("-"), let d = digits(2) else { return nil }
-        guard mo >= 1, mo <= 12, d >= 1, d <= daysInMonth(y, mo) else { return nil }
-        var r = CivilDateTime(year: y, month: mo, day: d)
-        if i == b.count { return r }
-        guard b[i] == UInt8(ascii: "T") || b[i] == UInt8(ascii: " ") else { return nil }
-        i += 1
-        guard let h = digits(2), expect(":"), let mi = digits(2), h <= 23, mi <= 59 else { return nil }
-        r.hour = h; r.minute = mi
-        if i < b.count, b[i] == UInt8(ascii: ":") {
-            i += 1
-            guard let sec = digits(2), sec <= 59 else { return nil }
-            r.second = sec
-            if i < b.count, b[i] == UInt8(ascii: ".") {
-                i += 1
-                var n = 0, ms = 0
-                while i < b.count, b[i] >= 48 && b[i] <= 57 {
-                    if n < 3 { ms = ms * 10 + Int(b[i] - 48) }
-                    n += 1; i += 1
-                }
-                guard n > 0 else { return nil }
-                if n < 3 { for _ in n..<3 { ms *= 10 } }
-                r.millisecond = ms
-            }
-        }
-        if i == b.count { return r }
-        if b[i] == UInt8(ascii: "Z") {
-            i += 1
-            r.offsetMinutes = 0
-        } else if b[i] == UInt8(ascii: "+") || b[i] == UInt8(ascii: "-") {
-            let negative = b[i] == UInt8(ascii: "-")
-            i += 1
-            guard let oh = digits(2) else { return nil }
-            _ = expect(":")
-            guard let om = digits(2), oh <= 23, om <= 59 else { return nil }
-            r.offsetMinutes = (negative ? -1 : 1) * (oh * 60 + om)
-        } else {
-            return nil
-        }
-        return i == b.count ? r : nil
+        guard let f = ISO8601Fields.parse(s), f.isBasic else { return nil }
+        return CivilDateTime(year: f.year, month: f.month, day: f.day, hour: f.hour, minute: f.minute, second: f.second,
+                             millisecond: f.nanosecond / 1_000_000, offsetMinutes: f.offsetMinutes)
     }
 }
 
-// MARK: - Calendar arithmetic
-
-/// Floor division.
-@inline(__always)
-func floorDiv(_ a: Int64, _ b: Int64) -> Int64 {
-    let q = a / b
-    return (a % b != 0 && (a < 0) != (b < 0)) ? q - 1 : q
-}
-
-/// True for Gregorian leap years.
-func isLeapYear(_ y: Int) -> Bool { (y % 4 == 0 && y % 100 != 0) || y % 400 == 0 }
-
-/// Days in month `m` (1–12) of year `y`.
-func daysInMonth(_ y: Int, _ m: Int) -> Int {
-    switch m {
-    case 2: return isLeapYear(y) ? 29 : 28
-    case 4, 6, 9, 11: return 30
-    default: return 31
-    }
-}
-
-/// Days since 1970-01-01 of a proleptic Gregorian date; `d` may overflow the month (Feb 31 is
-/// Mar 3 or 2), which is how month arithmetic rolls over.
-func daysFromCivil(_ year: Int, _ month: Int, _ day: Int) -> Int64 {
-    let y = Int64(month <= 2 ? year - 1 : year)
-    let era = floorDiv(y, 400)
-    let yoe = y - era * 400
-    let m = Int64(month)
-    let doy = (153 * (m > 2 ? m - 3 : m + 9) + 2) / 5
-    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy
-    return era * 146_097 + doe - 719_468 + Int64(day - 1)
-}
-
-/// The proleptic Gregorian date of a day number (days since 1970-01-01).
-func civilFromDays(_ z0: Int64) -> (Int, Int, Int) {
-    let z = z0 + 719_468
-    let era = floorDiv(z, 146_097)
-    let doe = z - era * 146_097
-    let yoe = (doe - doe / 1460 + doe / 36524 - doe / 146_096) / 365
-    let y = yoe + era * 400
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100)
-    let mp = (5 * doy + 2) / 153
-    let d = doy - (153 * mp + 2) / 5 + 1
-    let m = mp < 10 ? mp + 3 : mp - 9
-    return (Int(m <= 2 ? y + 1 : y), Int(m), Int(d))
-}
+// Calendar arithmetic (`daysFromCivil`, `civilFromDays`, `daysInMonth`) is in
+// Values/ISO8601.swift, shared with `Codable` dates.
 
 // MARK: - Time zones
 

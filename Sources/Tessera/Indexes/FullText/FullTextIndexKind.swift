@@ -1,6 +1,24 @@
 // The full-text kind's answers to the planner and to MATCH() outside its scan; maintenance,
 // back-fill and the integrity check are in FullTextIndexer.swift.
 
+extension DatabaseError {
+    /// Runs `body`, which reads full-text index `index`; bytes of the index that do not decode
+    /// (`FullTextIndexCorruption`) become a `.corrupt` error naming the index.
+    ///
+    /// Every path into a full-text index's stored bytes (its scan, MATCH and RANK outside it,
+    /// saves, the flush of queued postings, back-fill, integrity check) goes through this.
+    static func checkingFullText<R>(index: String, _ body: () throws -> R) throws -> R {
+        do { return try body() } catch let e as FullTextIndexCorruption {
+            throw fullTextCorrupt(e, index: index)
+        }
+    }
+
+    @inline(never)
+    static func fullTextCorrupt(_ e: FullTextIndexCorruption, index: String) -> DatabaseError {
+        DatabaseError(.corrupt, "full-text index '\(index)' is damaged: \(e.message) (run an integrity check; deleting and creating the index again rebuilds it)", underlying: e)
+    }
+}
+
 extension IndexStore {
     /// A full-text index's statistics table (document numbering, corpus totals).
     var statsTable: StorageTable? { extraTables.first }
@@ -39,7 +57,9 @@ extension FullTextIndexKind {
     func matches(_ index: IndexStore, snapshot: Snapshot, query: String) throws -> [[UInt8]: Double]? {
         guard let stats = index.statsTable else { return [:] }
         let compiled = try CompiledFullTextQuery(query, tokenizer: tokenizer, columns: columns)
-        return try compiled.evaluate(in: StoredPostingsReader(txn: snapshot, postings: index.table, stats: stats), ranking: true).ranks
+        return try DatabaseError.checkingFullText(index: index.definition.name) {
+            try compiled.evaluate(in: StoredPostingsReader(txn: snapshot, postings: index.table, stats: stats), ranking: true).ranks
+        }
     }
 }
 

@@ -114,6 +114,10 @@ final class FullTextIndexKind: IndexKind, @unchecked Sendable {
     /// Replaces one document's postings: `old` body out, `new` body in. Writes the document
     /// numbering now and queues the postings on the write transaction.
     func update(_ store: IndexStore, txn: WriteTransaction, docID: String, old: UnsafeRawBufferPointer?, new: UnsafeRawBufferPointer?) throws {
+        try DatabaseError.checkingFullText(index: definition.name) { try updateUnchecked(store, txn: txn, docID: docID, old: old, new: new) }
+    }
+
+    private func updateUnchecked(_ store: IndexStore, txn: WriteTransaction, docID: String, old: UnsafeRawBufferPointer?, new: UnsafeRawBufferPointer?) throws {
         let before = old.flatMap { terms(store: store, body: $0, txn: txn) }
         // A document entering the index (the bulk-load case) goes straight from the tokenizer
         // to the queue; edits compare old and new postings.
@@ -185,6 +189,10 @@ final class FullTextIndexKind: IndexKind, @unchecked Sendable {
     /// Builds the index over every live document: documents are numbered in ID order, each
     /// term's postings are collected in number order, and blocks are appended in key order.
     func backfill(_ store: IndexStore, txn: WriteTransaction, docs: StorageTable) throws {
+        try DatabaseError.checkingFullText(index: definition.name) { try backfillUnchecked(store, txn: txn, docs: docs) }
+    }
+
+    private func backfillUnchecked(_ store: IndexStore, txn: WriteTransaction, docs: StorageTable) throws {
         guard let stats = store.statsTable else { return }
         let pending = FullTextPendingChanges(store: store, state: FullTextIndexState(statistics: FullTextCorpusStatistics(documentCount: 0, totalTokens: 0), nextDocument: 0))
         var ids: [[UInt8]] = []
@@ -221,6 +229,10 @@ final class FullTextIndexKind: IndexKind, @unchecked Sendable {
 
     /// Compares postings, numbering and statistics with those recomputed from the documents.
     func check(_ store: IndexStore, snapshot txn: Snapshot, docs: StorageTable, entries count: inout Int) throws -> [String] {
+        try DatabaseError.checkingFullText(index: definition.name) { try checkUnchecked(store, snapshot: txn, docs: docs, entries: &count) }
+    }
+
+    private func checkUnchecked(_ store: IndexStore, snapshot txn: Snapshot, docs: StorageTable, entries count: inout Int) throws -> [String] {
         let name = "\(store.collection):\(definition.name)"
         var problems: [String] = []
         guard let stats = store.statsTable else { return problems }
@@ -652,7 +664,9 @@ final class FullTextPendingChanges: PendingIndexWork {
     }
 
     /// Merges every queued change into the postings blocks and writes the corpus totals.
-    func flush(_ txn: WriteTransaction) throws { try flush(txn: txn) }
+    func flush(_ txn: WriteTransaction) throws {
+        try DatabaseError.checkingFullText(index: store.definition.name) { try flush(txn: txn) }
+    }
 
     func flush(txn: WriteTransaction, writeState: Bool = true) throws {
         if postingCount > 0 {

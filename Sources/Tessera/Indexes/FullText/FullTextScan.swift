@@ -50,7 +50,7 @@ final class FullTextScan: RowSource {
                 throw e
             }
             let reader = StoredPostingsReader(txn: ctx.txn, postings: plan.store.table, stats: stats)
-            found = try compiled.evaluateNumbers(in: reader, ranking: true)
+            found = try DatabaseError.checkingFullText(index: plan.indexName) { try compiled.evaluateNumbers(in: reader, ranking: true) }
             cachedQuery = text
         }
         if plan.rankOrdered {

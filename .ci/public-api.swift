@@ -1,6 +1,6 @@
 // Prints a module's public API from its symbol graph, one sorted line per symbol:
 // `<kind> <path>: <declaration>`, plus `conformance <type>: <protocol>` lines.
-// Used by `scripts/public-api`; run as `swift scripts/public-api.swift <symbolgraph-dir> <module>`.
+// Used by `.ci/public-api`; run as `swift .ci/public-api.swift <symbolgraph-dir> <module>`.
 // Symbols without a doc comment are listed on stderr as `undocumented: <line>`.
 
 import Foundation
