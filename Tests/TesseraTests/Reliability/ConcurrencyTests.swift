@@ -264,6 +264,55 @@ struct ConcurrencyTests {
         #expect(try db.performMaintenance(.integrityCheck).isOK)
     }
 
+    /// A lazy result set begun on one thread and finished on another (an async loop, a
+    /// listener queue) ends its snapshot cleanly: afterwards writes that must grow the map
+    /// succeed on both threads, and nothing waits for a hold that is gone.
+    @Test func aResultSetFinishedOnAnotherThreadReleasesItsSnapshot() throws {
+        let dir = ScratchDirectory("moved-snapshot")
+        defer { dir.remove() }
+        var config = DatabaseConfiguration()
+        config.noSync = true
+        config.initialMapSize = 64 << 10
+        let db = try Database(path: dir.path, configuration: config)
+        defer { try? db.close() }
+        let c = try db.createCollection(name: "docs")
+        for i in 0..<20 { try c.save(id: "d\(i)", properties: ["i": .int(Int64(i))]) }
+        final class Box: @unchecked Sendable { var rows: ResultSet? }
+        let box = Box()
+        let pad = String(repeating: "x", count: 50_000)
+        let failures = Shared<[String]>([])
+        let begun = DispatchSemaphore(value: 0), finished = DispatchSemaphore(value: 0), done = DispatchSemaphore(value: 0)
+        // Thread A begins the result set, hands it over, then writes once B has finished it.
+        let a = Thread {
+            do {
+                box.rows = try db.createQuery("SELECT meta().id AS id FROM docs").execute()
+                _ = try box.rows?.next()
+                begun.signal()
+                finished.wait()
+                for i in 0..<10 { try c.save(id: "a\(i)", properties: ["pad": .string(pad)]) }
+            } catch { failures.withLock { $0.append("A: \(error)") } }
+            done.signal()
+        }
+        let b = Thread {
+            begun.wait()
+            do {
+                while try box.rows?.next() != nil {}
+                box.rows = nil
+                for i in 0..<10 { try c.save(id: "b\(i)", properties: ["pad": .string(pad)]) }
+            } catch { failures.withLock { $0.append("B: \(error)") } }
+            finished.signal()
+        }
+        a.start()
+        b.start()
+        guard done.wait(timeout: .now() + 60) == .success else {
+            Issue.record("a write waited for a snapshot that had ended on another thread")
+            return
+        }
+        #expect(failures.withLock { $0 }.isEmpty, "\(failures.withLock { $0 })")
+        #expect(try c.count == 40)
+        #expect(try db.performMaintenance(.integrityCheck).isOK)
+    }
+
     /// Threads creating collections and indexes at once: none is lost from the catalogue
     /// (a transaction that starts before another's catalogue change is published must not
     /// save an older catalogue over it).
