@@ -186,7 +186,7 @@ protocol IndexAccessPlan: Sendable {
 
 /// What EXPLAIN shows of an index access path.
 struct IndexAccessExplanation {
-    enum Access { case lookup, rangeScan, arrayScan, fullText, primaryKeyLookup, primaryKeyScan }
+    enum Access { case lookup, rangeScan, arrayScan, fullText, primaryKeyLookup, primaryKeyScan, union }
     var access: Access
     /// The key points or range as text (`city=?`).
     var keyRange: String?
@@ -195,4 +195,6 @@ struct IndexAccessExplanation {
     var arrayAlias: String?
     /// For full text: rows come by descending rank.
     var rankOrdered = false
+    /// For a union: each branch's explanation and index (nil: the primary key).
+    var branches: [(IndexAccessExplanation, String?)] = []
 }

@@ -54,7 +54,13 @@ struct IndexEquivalenceTests {
     }
 
     static func randomPredicate(_ r: inout RNG) -> String {
-        switch r.int(16) {
+        switch r.int(22) {
+        case 16: return "city = \(literal(r.pick(cities))) OR city = \(literal(r.pick(cities)))"
+        case 17: return "(type = \(literal(r.pick(types))) OR price > \(r.int(500)))"
+        case 18: return "((type = 'hotel' AND city = \(literal(r.pick(cities)))) OR name LIKE '\(r.pick(["ab", "b"]))%')"
+        case 19: return "(meta().id = 'd\(r.int(400))' OR city = \(literal(r.pick(cities))))"
+        case 20: return "meta().id IN ('d\(r.int(400))', 'd\(r.int(400))')"
+        case 21: return "meta().id >= 'd\(r.int(400))'"
         case 0: return "type = \(literal(r.pick(types)))"
         case 1: return "city = \(literal(r.pick(cities)))"
         case 2: return "city IN (\(literal(r.pick(cities))), \(literal(r.pick(cities))), 1)"
@@ -77,7 +83,15 @@ struct IndexEquivalenceTests {
     static func randomQuery(_ r: inout RNG) -> String {
         var w = randomPredicate(&r)
         if r.chance(0.4) { w += " AND " + randomPredicate(&r) }
-        switch r.int(6) {
+        switch r.int(10) {
+        case 6:
+            return "SELECT DISTINCT city FROM c WHERE \(w)"
+        case 7:
+            return "SELECT min(price) AS lo, max(price) AS hi, min(name) AS n, max(nested.a.b) AS b FROM c"
+        case 8:
+            return "SELECT city, count(*) AS n, max(price) AS m FROM c GROUP BY city"
+        case 9:
+            return "SELECT meta().id FROM c WHERE \(w) ORDER BY meta().id DESC LIMIT \(1 + r.int(10))"
         case 0:
             return "SELECT meta().id, t FROM c UNNEST tags AS t WHERE t = \(literal(r.pick(tags)))" + (r.chance(0.5) ? " AND " + w : "")
         case 1:

@@ -20,6 +20,8 @@ public struct ExplainPlan: Sendable, CustomStringConvertible {
         case primaryKeyLookup
         /// A scan of the documents table over an ID range or in ID order.
         case primaryKeyScan
+        /// The union of several index lookups, one per branch of an OR (`branches`).
+        case multiIndexOr
     }
 
     /// One source, in join order.
@@ -44,6 +46,8 @@ public struct ExplainPlan: Sendable, CustomStringConvertible {
         public var arrayAlias: String?
         /// For a full-text search: rows come by descending rank (ORDER BY rank DESC needs no sort).
         public var rankOrdered = false
+        /// For `multiIndexOr`: the lookup of each OR branch.
+        public var branches: [Source] = []
     }
 
     /// Sources in join order.
@@ -63,7 +67,7 @@ public struct ExplainPlan: Sendable, CustomStringConvertible {
     public var aggregateReads: [String] = []
 
     /// Names of every index the plan uses.
-    public var indexesUsed: [String] { sources.compactMap(\.index) }
+    public var indexesUsed: [String] { sources.flatMap { [$0.index].compactMap { $0 } + $0.branches.compactMap(\.index) } }
 
     init(_ plan: QueryPlan) {
         let q = plan.query
@@ -77,20 +81,7 @@ public struct ExplainPlan: Sendable, CustomStringConvertible {
             case .fullScan: s.access = .fullScan
             case .unnest: s.access = .unnest
             case .index(let access):
-                let e = access.explain(sources: q.sources)
-                switch e.access {
-                case .lookup: s.access = .indexLookup
-                case .rangeScan: s.access = .indexScan
-                case .arrayScan: s.access = .arrayIndexScan
-                case .fullText: s.access = .fullText
-                case .primaryKeyLookup: s.access = .primaryKeyLookup
-                case .primaryKeyScan: s.access = .primaryKeyScan
-                }
-                s.index = access.index?.definition.name
-                s.keyRange = e.keyRange
-                s.covering = e.covering
-                s.arrayAlias = e.arrayAlias
-                s.rankOrdered = e.rankOrdered
+                ExplainPlan.describe(access.explain(sources: q.sources), index: access.index?.definition.name, into: &s)
             }
             return s
         }
@@ -126,6 +117,53 @@ public struct ExplainPlan: Sendable, CustomStringConvertible {
         }
     }
 
+    /// Fills a source's access fields from an index path's explanation.
+    static func describe(_ e: IndexAccessExplanation, index: String?, into s: inout Source) {
+        switch e.access {
+        case .lookup: s.access = .indexLookup
+        case .rangeScan: s.access = .indexScan
+        case .arrayScan: s.access = .arrayIndexScan
+        case .fullText: s.access = .fullText
+        case .primaryKeyLookup: s.access = .primaryKeyLookup
+        case .primaryKeyScan: s.access = .primaryKeyScan
+        case .union: s.access = .multiIndexOr
+        }
+        s.index = index
+        s.keyRange = e.keyRange
+        s.covering = e.covering
+        s.arrayAlias = e.arrayAlias
+        s.rankOrdered = e.rankOrdered
+        s.branches = e.branches.map { branch, name in
+            var b = Source(alias: s.alias, collection: s.collection, join: nil, access: .fullScan, index: nil, keyRange: nil,
+                           covering: false, filter: nil, arrayAlias: nil)
+            describe(branch, index: name, into: &b)
+            return b
+        }
+    }
+
+    /// The line of one source's access path (no JOIN prefix, no filter).
+    static func accessLine(_ s: Source) -> String {
+        switch s.access {
+        case .fullScan: return "SCAN \(s.alias)"
+        case .unnest: return "SCAN \(s.alias) (UNNEST fl_each)"
+        case .boundByArrayIndex: return "SCAN \(s.alias) (UNNEST bound by array index)"
+        case .indexLookup, .indexScan:
+            let kind = s.covering ? "COVERING INDEX" : "INDEX"
+            if let r = s.keyRange { return "SEARCH \(s.alias) USING \(kind) \(s.index!) (\(r))" }
+            return "SCAN \(s.alias) USING \(kind) \(s.index!)"
+        case .arrayIndexScan:
+            return "SEARCH \(s.arrayAlias ?? s.alias) USING ARRAY INDEX \(s.index!)" + (s.keyRange.map { " (\($0))" } ?? "")
+                + (s.arrayAlias != nil ? " FOR \(s.alias)" : "")
+        case .primaryKeyLookup, .primaryKeyScan:
+            if let r = s.keyRange { return "SEARCH \(s.alias) USING PRIMARY KEY (\(r))" }
+            return "SCAN \(s.alias) USING PRIMARY KEY ORDER"
+        case .fullText:
+            return "SEARCH \(s.alias) USING FULL-TEXT INDEX \(s.index!) (MATCH \(s.index!))" + (s.rankOrdered ? " BY RANK" : "")
+        case .multiIndexOr:
+            return "MULTI-INDEX OR \(s.alias)" + s.branches.map { "\n  " + accessLine($0) }.joined()
+        }
+    }
+
     /// The plan in SQLite's EXPLAIN QUERY PLAN vocabulary, one line per step.
     public var text: String {
         var lines: [String] = []
@@ -134,30 +172,7 @@ public struct ExplainPlan: Sendable, CustomStringConvertible {
             lines = aggregateReads.map { "AGGREGATE " + $0 }
         }
         for s in sources where aggregateReads.isEmpty {
-            var line: String
-            switch s.access {
-            case .fullScan: line = "SCAN \(s.alias)"
-            case .unnest: line = "SCAN \(s.alias) (UNNEST fl_each)"
-            case .boundByArrayIndex: line = "SCAN \(s.alias) (UNNEST bound by array index)"
-            case .indexLookup, .indexScan:
-                let kind = s.covering ? "COVERING INDEX" : "INDEX"
-                if let r = s.keyRange {
-                    line = "SEARCH \(s.alias) USING \(kind) \(s.index!) (\(r))"
-                } else {
-                    line = "SCAN \(s.alias) USING \(kind) \(s.index!)"
-                }
-            case .arrayIndexScan:
-                line = "SEARCH \(s.arrayAlias ?? s.alias) USING ARRAY INDEX \(s.index!)" + (s.keyRange.map { " (\($0))" } ?? "")
-                    + (s.arrayAlias != nil ? " FOR \(s.alias)" : "")
-            case .primaryKeyLookup, .primaryKeyScan:
-                if let r = s.keyRange {
-                    line = "SEARCH \(s.alias) USING PRIMARY KEY (\(r))"
-                } else {
-                    line = "SCAN \(s.alias) USING PRIMARY KEY ORDER"
-                }
-            case .fullText:
-                line = "SEARCH \(s.alias) USING FULL-TEXT INDEX \(s.index!) (MATCH \(s.index!))" + (s.rankOrdered ? " BY RANK" : "")
-            }
+            var line = ExplainPlan.accessLine(s)
             if let j = s.join { line = "\(j) " + line }
             lines.append(line)
             if let f = s.filter { lines.append("  FILTER \(f)") }

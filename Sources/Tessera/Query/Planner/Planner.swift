@@ -15,7 +15,12 @@ struct Planner {
 
     func plan() throws -> QueryPlan {
         let q = query
-        let terms = q.whereClause?.conjuncts ?? []
+        // SPEC §9.2: `x = a OR x = b` is `x IN (a, b)` (then planned like IN).
+        let written = q.whereClause?.conjuncts ?? []
+        let terms = written.map(Planner.orAsIn)
+        // A rewritten term is proven when its written form is (partial-index rule 1).
+        var writtenForm: [BoundExpr: BoundExpr] = [:]
+        for (t, w) in zip(terms, written) where t != w { writtenForm[t] = w }
         var remaining = terms
         var sources: [SourcePlan] = []
         var orderSatisfied = false
@@ -27,10 +32,11 @@ struct Planner {
                 access = .unnest(path)
             case .collection(let key):
                 access = .fullScan
-                if let store = stores[key], let chosen = try bestIndexAccess(for: src, store: store, terms: remaining) {
+                if let store = stores[key], let chosen = try bestIndexAccess(for: src, store: store, terms: remaining)
+                    ?? multiIndexOr(for: src, store: store, terms: remaining) {
                     access = .index(chosen.plan)
                     orderSatisfied = orderSatisfied || chosen.deliversOrder
-                    remaining.removeAll { t in chosen.satisfied.contains(t) }
+                    remaining.removeAll { t in chosen.satisfied.contains(t) || writtenForm[t].map(chosen.satisfied.contains) == true }
                 }
             }
             sources.append(SourcePlan(source: src, store: src.collectionKey.flatMap { stores[$0] }, access: access, filter: []))
@@ -46,6 +52,42 @@ struct Planner {
         plan.aggregateShortcut = aggregateShortcut()
         try applyLimits(&plan)
         return plan
+    }
+
+    /// `x = a OR x = b OR x IN (c, d)` → `x IN (a, b, c, d)` when every branch compares the
+    /// same expression `x` with constants or parameters (neither a NULL nor a MISSING literal);
+    /// any other term is returned unchanged. As a WHERE term (only its truth matters) the IN
+    /// is TRUE exactly when one of the equalities is.
+    static func orAsIn(_ term: BoundExpr) -> BoundExpr {
+        guard case .binary(.or, _, _) = term else { return term }
+        func constant(_ e: BoundExpr) -> Bool {
+            var ok = true
+            e.walk { n in
+                switch n {
+                case .sourcePath, .meta, .variablePath, .aggregate, .match, .rank: ok = false
+                case .literal(let v) where v.isNull || v.isMissing: ok = false
+                default: break
+                }
+            }
+            return ok
+        }
+        var subject: BoundExpr?
+        var values: [BoundExpr] = []
+        for branch in KeyedPlanning.flatten(term, .or) {
+            let x: BoundExpr
+            let vs: [BoundExpr]
+            switch branch {
+            case .binary(.equal, let a, let b) where constant(b) && !constant(a): (x, vs) = (a, [b])
+            case .binary(.equal, let a, let b) where constant(a) && !constant(b): (x, vs) = (b, [a])
+            case .inList(let a, let list, negated: false) where !constant(a) && list.allSatisfy(constant): (x, vs) = (a, list)
+            default: return term
+            }
+            if let s = subject, s != x { return term }
+            subject = x
+            values += vs
+        }
+        guard let subject, !values.isEmpty else { return term }
+        return .inList(subject, values, negated: false)
     }
 
     /// SPEC §9.2: `count(*)` of a whole collection from its live-document counter, `MIN`/`MAX`
@@ -74,8 +116,8 @@ struct Planner {
     /// The cheapest path any index of the collection offers for `src` (nil: a full scan).
     /// Kinds are asked in registry order and indexes in catalogue order; on equal cost the
     /// first offer stays.
-    private func bestIndexAccess(for src: SourceInfo, store: CollectionStore, terms: [BoundExpr]) throws -> AccessCandidate? {
-        let request = AccessRequest(query: query, source: src, terms: terms, parameters: parameters, snapshot: txn, docs: store.docs)
+    func bestIndexAccess(for src: SourceInfo, store: CollectionStore, terms: [BoundExpr], query: AnalyzedQuery? = nil) throws -> AccessCandidate? {
+        let request = AccessRequest(query: query ?? self.query, source: src, terms: terms, parameters: parameters, snapshot: txn, docs: store.docs)
         var best: AccessCandidate?
         for kind in IndexKinds.all {
             for index in store.indexes where type(of: index.kind) == kind {
