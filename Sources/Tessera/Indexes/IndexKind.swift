@@ -168,6 +168,8 @@ struct AccessCandidate {
     /// The rows come in the query's ORDER BY order.
     var deliversOrder: Bool
     var cost: AccessCost
+    /// Rows with equal GROUP BY keys (or equal DISTINCT columns) come one after another.
+    var deliversGroups = false
 }
 
 /// A chosen index access path: makes the row source and describes itself for EXPLAIN.

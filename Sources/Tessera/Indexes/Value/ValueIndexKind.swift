@@ -74,22 +74,49 @@ extension KeyedPlanning {
                 }
             }
         }
+        // GROUP BY keys / DISTINCT columns that are the leading index columns (after those an
+        // equality fixes): in key order equal groups come together, so grouping streams.
+        var groups = false
+        if q.sources.count == 1, equalities.allSatisfy({ $0.count == 1 }) {
+            var keys: [BoundExpr]? = nil
+            if !q.groupBy.isEmpty {
+                keys = q.groupBy.compactMap { KeyedPlanning.rebase($0, from: source.index) }
+                if keys?.count != q.groupBy.count { keys = nil }
+            } else if q.distinct && !q.isAggregating {
+                var cols: [BoundExpr] = []
+                for c in q.columns {
+                    guard case .expression(let e) = c.kind, let r = KeyedPlanning.rebase(e, from: source.index) else { cols = []; break }
+                    cols.append(r)
+                }
+                keys = cols.isEmpty ? nil : cols
+            }
+            if let keys {
+                let wanted = Set(keys)
+                for start in Set([0, equalities.count]) where start + wanted.count <= exprs.count {
+                    if Set(exprs[start..<(start + wanted.count)]) == wanted && wanted.count == keys.count { groups = true; break }
+                }
+            }
+        }
+        let satisfied = used.filter { $0.exact && !onTerms.contains($0.term) }.map(\.term)
+        let covering = isCovering(index, satisfied: satisfied + proven)
         let constrained = !used.isEmpty
         let usefulOrder = satisfiesOrder && q.limit != nil
-        guard constrained || usefulOrder || !proven.isEmpty && satisfiesOrder else { return nil }
-        if !constrained && !usefulOrder { return nil }
+        // Reading a whole index in key order pays only when it covers the query.
+        let usefulGroups = groups && covering
+        guard constrained || usefulOrder || usefulGroups else { return nil }
 
-        let satisfied = used.filter { $0.exact && !onTerms.contains($0.term) }.map(\.term)
         let described = used.map(\.text).joined(separator: " AND ")
         var scan = KeyRangeScanPlan(store: index, descending: descending, covering: false,
-                                 describedPredicates: described, satisfied: satisfied, expressions: exprs)
+                                    describedPredicates: described, satisfied: satisfied, expressions: exprs)
         scan.keys = IndexScanKeys(equalities: equalities, rangeConstraint: rangeConstraint)
-        scan.ordered = satisfiesOrder
-        scan.covering = isCovering(index, satisfied: satisfied + proven)
+        scan.ordered = satisfiesOrder || groups
+        scan.covering = covering
         let entries = try request.snapshot.count(index.table)
         let cost = AccessCost(equalityColumns: equalities.count, rangeColumns: rangeConstraint == nil ? 0 : 1,
-                              deliversOrder: satisfiesOrder ? 1 : 0, estimatedRows: entries)
-        return AccessCandidate(plan: scan, satisfied: satisfied + proven, deliversOrder: satisfiesOrder, cost: cost)
+                              deliversOrder: satisfiesOrder || usefulGroups ? 1 : 0, estimatedRows: entries)
+        var candidate = AccessCandidate(plan: scan, satisfied: satisfied + proven, deliversOrder: satisfiesOrder, cost: cost)
+        candidate.deliversGroups = groups
+        return candidate
     }
 
     /// True if every expression the query reads from this source is an index expression

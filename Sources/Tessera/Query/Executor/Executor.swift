@@ -228,13 +228,20 @@ final class Executor {
         if let topK { heap = BoundedHeap(capacity: topK, less: { [unowned self] in self.less($0, $1) }) }
         var ordinal = 0
         var seen = Set<[Value]>()
+        var previousDistinct: [Value]? = nil
 
         func accept(_ projected: [ResultCell]) {
             var row = projected
             if plan.query.distinct {
                 // DISTINCT compares decoded values: keep them decoded.
                 let values = row.map(\.value)
-                if !seen.insert(values).inserted { return }
+                if plan.groupsDelivered && !plan.query.isAggregating {
+                    // Equal rows come one after another: compare with the last one only.
+                    if values == previousDistinct { return }
+                    previousDistinct = values
+                } else if !seen.insert(values).inserted {
+                    return
+                }
                 row = values.map(ResultCell.value)
             }
             let c = Candidate(row: row, keys: orderKeys.isEmpty ? [] : sortKeys(), ordinal: ordinal)
@@ -247,6 +254,32 @@ final class Executor {
             ctx.restore(Array(repeating: SourceSlot(), count: ctx.slotCount))
             for (i, v) in values.enumerated() { ctx.aggregateValues[i] = v }
             if having.map({ Semantics.truth($0(ctx)) == .true }) ?? true { accept(project()) }
+        } else if plan.query.isAggregating && plan.groupsDelivered && !groupKeys.isEmpty {
+            // Rows come grouped (an index in key order): each group is finished when the next
+            // one starts; no hash table.
+            let calls = plan.query.aggregates
+            var current: (key: [Value], slots: [SourceSlot], aggregates: [AggregateState])?
+            func finish() {
+                guard let g = current else { return }
+                ctx.restore(g.slots)
+                for (i, a) in g.aggregates.enumerated() { ctx.aggregateValues[i] = a.result() }
+                if let having, Semantics.truth(having(ctx)) != .true { return }
+                accept(project())
+            }
+            while try nextJoinedRow() {
+                let key = groupKeys.map { $0(ctx) }
+                if current?.key != key {
+                    // Finishing the last group rebinds its row: keep this one and put it back.
+                    let row = ctx.snapshot()
+                    finish()
+                    ctx.restore(row)
+                    current = (key, row, calls.map { AggregateState(function: $0.name, countStar: $0.args.isEmpty) })
+                }
+                for (i, args) in aggregateArgs.enumerated() {
+                    current!.aggregates[i].add(args.isEmpty ? .bool(true) : args[0](ctx))
+                }
+            }
+            finish()
         } else if plan.query.isAggregating {
             var groups: [[Value]: Int] = [:]
             var states: [(slots: [SourceSlot], aggregates: [AggregateState])] = []

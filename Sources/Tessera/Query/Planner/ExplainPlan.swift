@@ -62,6 +62,9 @@ public struct ExplainPlan: Sendable, CustomStringConvertible {
     public var limit: Int?
     /// OFFSET.
     public var offset: Int
+    /// Grouping or DISTINCT streams over rows an index delivers in key order (no temporary
+    /// B-tree).
+    public var groupsDelivered = false
     /// For an aggregate query answered without reading documents: where each aggregate's
     /// value comes from (`count(*) from the live-document counter of hotels`), else empty.
     public var aggregateReads: [String] = []
@@ -104,6 +107,7 @@ public struct ExplainPlan: Sendable, CustomStringConvertible {
         distinct = q.distinct
         limit = plan.limit
         offset = plan.offset
+        groupsDelivered = plan.groupsDelivered
         if let shortcut = plan.aggregateShortcut {
             let alias = q.sources.first?.alias ?? ""
             aggregateReads = zip(q.aggregates, shortcut).map { call, source in
@@ -177,8 +181,8 @@ public struct ExplainPlan: Sendable, CustomStringConvertible {
             lines.append(line)
             if let f = s.filter { lines.append("  FILTER \(f)") }
         }
-        if grouping != nil && aggregateReads.isEmpty { lines.append("USE TEMP B-TREE FOR GROUP BY") }
-        if distinct { lines.append("USE TEMP B-TREE FOR DISTINCT") }
+        if grouping != nil && aggregateReads.isEmpty && !groupsDelivered { lines.append("USE TEMP B-TREE FOR GROUP BY") }
+        if distinct && !(groupsDelivered && grouping == nil) { lines.append("USE TEMP B-TREE FOR DISTINCT") }
         switch sort {
         case "none": break
         case "full": lines.append("USE TEMP B-TREE FOR ORDER BY")

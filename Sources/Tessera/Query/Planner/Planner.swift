@@ -24,6 +24,7 @@ struct Planner {
         var remaining = terms
         var sources: [SourcePlan] = []
         var orderSatisfied = false
+        var groupsDelivered = false
 
         for src in q.sources {
             var access: AccessPath
@@ -36,6 +37,7 @@ struct Planner {
                     ?? multiIndexOr(for: src, store: store, terms: remaining) {
                     access = .index(chosen.plan)
                     orderSatisfied = orderSatisfied || chosen.deliversOrder
+                    groupsDelivered = chosen.deliversGroups && q.sources.count == 1
                     remaining.removeAll { t in chosen.satisfied.contains(t) || writtenForm[t].map(chosen.satisfied.contains) == true }
                 }
             }
@@ -50,6 +52,7 @@ struct Planner {
 
         var plan = QueryPlan(query: q, sources: sources, sort: .none, orderSatisfied: orderSatisfied, limit: nil, offset: 0)
         plan.aggregateShortcut = aggregateShortcut()
+        plan.groupsDelivered = groupsDelivered
         try applyLimits(&plan)
         return plan
     }

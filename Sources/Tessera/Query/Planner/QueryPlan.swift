@@ -39,6 +39,9 @@ struct QueryPlan {
     var sort: SortStrategy
     /// An index already delivers the ORDER BY order.
     var orderSatisfied = false
+    /// The rows come grouped by the GROUP BY keys (or the DISTINCT columns): grouping and
+    /// DISTINCT stream, with no hash table.
+    var groupsDelivered = false
     /// Constant LIMIT and OFFSET when known at plan time.
     var limit: Int?
     var offset: Int
