@@ -36,7 +36,7 @@ struct FullTextPostingsCodecTests {
             let decoded = try FullTextPostingsCodec.decodePositions(value)
             #expect(FullTextPostingsCodec.encodePositions(decoded) == Array(value))
             if String(decoding: term, as: UTF8.self) == "run" {
-                #expect(decoded == [FullTextColumnPositions(column: 0, positions: [0, 2]),
+                #expect(decoded == [FullTextColumnPositions(column: 0, positions: [0, 1]),
                                     FullTextColumnPositions(column: 1, positions: [1])])
             }
             seen += 1

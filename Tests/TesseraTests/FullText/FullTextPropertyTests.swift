@@ -162,9 +162,10 @@ struct FullTextPropertyTests {
             let ta = reference.tokens(a)[0].term!
             let tb = reference.tokens(b)[0].term!
             let expected = docTokens.filter { _, toks in
-                var byPosition: [Int: String] = [:]
-                for t in toks { if let term = t.term { byPosition[t.position] = term } }
-                return toks.contains { $0.term == ta && byPosition[$0.position + 1] == tb }
+                // SPEC §10.1 step 6: stop words take no position, so the phrase is two
+                // consecutive kept terms.
+                let kept = toks.compactMap(\.term)
+                return zip(kept, kept.dropFirst()).contains { $0 == ta && $1 == tb }
             }.map(\.key).sorted()
             let got = names(try CompiledFullTextQuery("\"\(a) \(b)\"", tokenizer: tokenizer, columns: ["text"]).evaluate(in: reader))
             #expect(got == expected, "\(config): \"\(a) \(b)\"")

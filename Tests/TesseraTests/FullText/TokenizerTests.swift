@@ -25,11 +25,16 @@ struct TokenizerTests {
                       FullTextToken(term: "three", position: 2)])
     }
 
-    @Test func stopWordsKeepTheirPositions() {
+    /// SPEC §10.1 step 6: stop words are dropped before positions are assigned.
+    @Test func stopWordsTakeNoPosition() {
         let en = FullTextTokenizer(language: "en")
         #expect(en.tokens(in: "The quick brown fox") == [
-            FullTextToken(term: "quick", position: 1), FullTextToken(term: "brown", position: 2),
-            FullTextToken(term: "fox", position: 3),
+            FullTextToken(term: "quick", position: 0), FullTextToken(term: "brown", position: 1),
+            FullTextToken(term: "fox", position: 2),
+        ])
+        #expect(en.tokens(in: "great view of the nights") == [
+            FullTextToken(term: "great", position: 0), FullTextToken(term: "view", position: 1),
+            FullTextToken(term: "night", position: 2),
         ])
         // Stop words match after case folding; contractions split into plain tokens.
         #expect(en.terms(in: "THEY wouldn't") == ["wouldn", "t"])
@@ -39,7 +44,7 @@ struct TokenizerTests {
     @Test func frenchStopWordsAndAccents() {
         let fr = FullTextTokenizer(language: "fr")
         #expect(fr.tokens(in: "Le chat est sur la table") == [
-            FullTextToken(term: "chat", position: 1), FullTextToken(term: "tabl", position: 5),
+            FullTextToken(term: "chat", position: 0), FullTextToken(term: "tabl", position: 1),
         ])
         // "été" is a stop word; with accents significant "ete" is not.
         #expect(fr.terms(in: "été ete") == ["ete"])
@@ -116,7 +121,7 @@ struct TokenizerTests {
         #expect(FullTextTokenizer.text(of: 42) == "42")
         #expect(FullTextTokenizer.text(of: -7) == "-7")
         #expect(FullTextTokenizer.text(of: 2.5) == "2.5")
-        #expect(FullTextTokenizer.text(of: 3.0) == "3")
+        #expect(FullTextTokenizer.text(of: 3.0) == "3.0")   // SPEC §5.5: a Double prints with .0
         #expect(FullTextTokenizer.text(of: true) == "true")
         #expect(FullTextTokenizer.text(of: false) == "false")
         #expect(FullTextTokenizer.text(of: nil) == "")
@@ -139,10 +144,10 @@ struct TokenizerTests {
         #expect(doc.tokenCount == 4)  // "and", "the" are stop words
         #expect(doc.entries == [
             FullTextTermEntry(term: "run", columns: [
-                FullTextColumnPositions(column: 0, positions: [0, 2]),
-                FullTextColumnPositions(column: 2, positions: [2]),
+                FullTextColumnPositions(column: 0, positions: [0, 1]),
+                FullTextColumnPositions(column: 2, positions: [1]),
             ]),
-            FullTextTermEntry(term: "runner", columns: [FullTextColumnPositions(column: 2, positions: [1])]),
+            FullTextTermEntry(term: "runner", columns: [FullTextColumnPositions(column: 2, positions: [0])]),
         ])
         #expect(en.indexEntries(for: []).entries.isEmpty)
         #expect(en.indexEntries(for: ["the of and"]).tokenCount == 0)

@@ -101,13 +101,23 @@ struct FunctionBehaviourTests {
         #expect(call("ROUND", 1.5, 0.9) == 2)    // digits truncated to 0
     }
 
-    @Test func integerResultsStayExact() {
-        #expect(call("ABS", Value.int(-9_007_199_254_740_993)) == .int(9_007_199_254_740_993))
-        #expect(call("ABS", Value.int(.min)) == .double(9.223372036854775808e18))
-        #expect(call("POWER", 3, 39) == .int(4_052_555_153_018_976_267))
+    /// SPEC §6.4: math results are Doubles whatever the argument's type (as in Couchbase
+    /// Lite); IDIV is the integer division. SPEC §5.5: `-0.0` is kept.
+    @Test func mathResultsAreDoubles() {
+        func isDouble(_ v: Value) -> Bool { if case .double = v { return true } else { return false } }
+        for (name, args) in [("ABS", [Value.int(-4)]), ("CEIL", [5]), ("FLOOR", [2.5]), ("ROUND", [2]), ("TRUNC", [7]),
+                             ("SIGN", [-3]), ("SQRT", [16]), ("POWER", [2, 10]), ("ROUND", [-25, -1]), ("DIV", [6, 3])] as [(String, [Value])] {
+            let f = FunctionRegistry.lookup(name)!
+            #expect(isDouble(f.evaluate(args, Self.ctx)), "\(name)\(args) → \(f.evaluate(args, Self.ctx))")
+        }
+        #expect(call("ABS", Value.int(-9_007_199_254_740_993)) == .double(9_007_199_254_740_992))
+        #expect(call("POWER", 3, 39) == .double(Double(Int64(4_052_555_153_018_976_267))))
+        #expect(call("IDIV", 7, 2) == .int(3))
         #expect(call("IDIV", Value.int(.min), -1) == .double(9.223372036854775808e18))
-        #expect(call("CEIL", 5) == .int(5))
-        if case .int = call("FLOOR", 2.5) {} else { Issue.record("FLOOR(2.5) should be an integral number") }
+        let z = call("ROUND", -0.3)
+        #expect(z == .double(0) && z.doubleValue?.sign == .minus)
+        #expect(call("TOSTRING", call("ROUND", -0.3)) == "-0.0")
+        #expect(call("TOSTRING", call("ABS", -3)) == "3.0")
     }
 
     @Test func conditionalExamples() {
@@ -173,7 +183,9 @@ struct FunctionBehaviourTests {
         #expect(call("TOSTRING", 4.5) == "4.5")
         #expect(call("TOSTRING", 1e21) == "1e+21")
         #expect(call("TOSTRING", 0.1) == "0.1")
-        #expect(call("TOSTRING", 2.0) == "2")
+        #expect(call("TOSTRING", 2.0) == "2.0")
+        #expect(call("TOSTRING", 1426400835383.0) == "1426400835383.0")
+        #expect(call("TOSTRING", 99) == "99")
         #expect(call("TOOBJECT", [1]) == [:])
         #expect(call("TOARRAY", ["a": 1]) == [["a": 1]])
     }

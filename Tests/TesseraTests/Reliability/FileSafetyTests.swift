@@ -183,6 +183,37 @@ struct FileSafetyTests {
         #expect(UInt32(littleEndian: version) == Database.formatVersion)
     }
 
+    /// Format 2 gave stop words a position (SPEC §10.1 step 6 now drops them first): opening a
+    /// format-2 database rebuilds its full-text indexes. The old postings are simulated with an
+    /// index built without stop words or stemming, then described as English in the catalogue.
+    @Test func aFormat2DatabaseGetsItsFullTextIndexesRebuilt() throws {
+        let dir = ScratchDirectory("format2")
+        defer { dir.remove() }
+        let db = try Database(path: dir.path)
+        let c = try db.createCollection(name: "docs")
+        try c.save(id: "v1", json: #"{"body":"great view of the nights"}"#)
+        try c.save(id: "v2", json: #"{"body":"nights over the city"}"#)
+        try c.createIndex(withName: "ft", config: FullTextIndexConfiguration(["body"], language: ""))
+        try db.close()
+
+        let env = try Environment(path: dir.path)
+        let meta = try #require(try env.openTable("meta", create: false))
+        try env.write { txn in
+            let text = String(decoding: try #require(try txn.get(meta, key: "catalog")), as: UTF8.self)
+            let changed = text.replacingOccurrences(of: #""language":"""#, with: #""language":"en""#)
+            #expect(changed != text)
+            _ = try txn.put(meta, key: Array("catalog".utf8), value: Array(changed.utf8))
+        }
+        env.close()
+        try setFormatVersion(2, at: dir.path)
+
+        let reopened = try Database(path: dir.path)
+        defer { try? reopened.close() }
+        let rows = try reopened.createQuery(#"SELECT meta().id AS id FROM docs WHERE match(ft, '"view nights"')"#).execute().allResults()
+        #expect(rows.map { $0.string(forKey: "id") } == ["v1"])
+        #expect(try reopened.performMaintenance(.integrityCheck).isOK)
+    }
+
     /// Deleting a database (or closing a temporary one) removes links inside its directory,
     /// never what they point to.
     @Test func deletingADatabaseDoesNotFollowSymbolicLinks() throws {

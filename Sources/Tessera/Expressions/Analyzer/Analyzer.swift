@@ -123,7 +123,10 @@ struct Analyzer {
                 }
                 clause = "UNNEST"
                 let bound = try bind(path)
-                let name = alias ?? SQLPathText.text(comps)
+                // SPEC §4: without AS, an UNNEST is aliased by the last component of its path.
+                var implicit = SQLPathText.text(comps)
+                if case .key(let last)? = comps.last { implicit = last }
+                let name = alias ?? implicit
                 try checkDuplicateAlias(name, loc)
                 sources.append(SourceInfo(index: sources.count, alias: name, explicitAlias: alias != nil, kind: .unnest(bound),
                                           join: nil, on: nil, writtenScope: nil, writtenName: name))

@@ -7,7 +7,8 @@ import Darwin
 #endif
 
 // SPEC §6.4: math. Non-numbers give NULL, and so does any non-finite result (`SQRT(-1)`,
-// `LN(0)`, `ACOS(3)`). Integer arguments keep integer results where the result is exact.
+// `LN(0)`, `ACOS(3)`). Results are Doubles whatever the arguments' types (`1 / ABS(-4)` is
+// 0.25), as in Couchbase Lite; only IDIV gives an integer. `-0.0` is kept (IEEE 754).
 
 /// How ROUND, ROUND_EVEN and TRUNC treat the dropped digits.
 enum DecimalRounding: Sendable {
@@ -38,7 +39,7 @@ extension BuiltinFunctions {
     static func abs(_ v: Value) -> Value {
         switch v {
         case .missing, .null: return v
-        case .int(let i): return i == .min ? .double(-Double(i)) : .int(i < 0 ? -i : i)
+        case .int(let i): return .double(Swift.abs(Double(i)))
         case .double(let d): return numberResult(Swift.abs(d))
         default: return .null
         }
@@ -48,7 +49,7 @@ extension BuiltinFunctions {
     static func integralRounding(_ v: Value, _ rule: FloatingPointRoundingRule) -> Value {
         switch v {
         case .missing, .null: return v
-        case .int: return v
+        case .int(let i): return .double(Double(i))
         case .double(let d): return numberResult(d.rounded(rule))
         default: return .null
         }
@@ -58,20 +59,20 @@ extension BuiltinFunctions {
     static func sign(_ v: Value) -> Value {
         switch v {
         case .missing, .null: return v
-        case .int(let i): return .int(i > 0 ? 1 : (i < 0 ? -1 : 0))
+        case .int(let i): return .double(i > 0 ? 1 : (i < 0 ? -1 : 0))
         case .double(let d):
             if d.isNaN { return .null }
-            return .int(d > 0 ? 1 : (d < 0 ? -1 : 0))
+            return .double(d > 0 ? 1 : (d < 0 ? -1 : 0))
         default: return .null
         }
     }
 
-    /// `POWER(b, e)` = bᵉ (an integer when both are integers and the result is exact).
+    /// `POWER(b, e)` = bᵉ, a Double (exact for integers whose power fits in 64 bits).
     static func power(_ b: Value, _ e: Value) -> Value {
         if let u = propagateUnknown(b, e) { return u }
         guard let x = b.doubleValue, let y = e.doubleValue else { return .null }
         if case .int(let base) = b, case .int(let exp) = e, exp >= 0, let exact = exactIntegerPower(base, exp) {
-            return .int(exact)
+            return .double(Double(exact))
         }
         return numberResult(pow(x, y))
     }
@@ -125,8 +126,8 @@ extension BuiltinFunctions {
         }
         switch args[0] {
         case .int(let i):
-            if digits >= 0 { return .int(i) }
-            if let r = roundInteger(i, places: Int(-digits), mode: mode) { return .int(r) }
+            if digits >= 0 { return .double(Double(i)) }
+            if let r = roundInteger(i, places: Int(-digits), mode: mode) { return .double(Double(r)) }
             return roundDouble(Double(i), digits: Int(digits), mode: mode)
         case .double(let d):
             return roundDouble(d, digits: Int(digits), mode: mode)
@@ -157,7 +158,7 @@ extension BuiltinFunctions {
     /// Decimal rounding of a double through its shortest round-trip digits.
     static func roundDouble(_ x: Double, digits: Int, mode: DecimalRounding) -> Value {
         guard x.isFinite else { return .null }
-        if x == 0 { return .int(0) }
+        if x == 0 { return .double(x) }
         // x = ±D × 10^exp with D the shortest decimal digit string.
         let (negative, allDigits, exponent) = decimalDigits(of: x)
         // Digits to drop so that the result has `digits` decimals.
@@ -192,7 +193,8 @@ extension BuiltinFunctions {
             }
             if carry { kept.insert(1, at: 0) }
         }
-        if kept.isEmpty || kept.allSatisfy({ $0 == 0 }) { return .int(0) }
+        // Everything rounded away: zero, with x's sign (`ROUND(-0.3)` → -0.0).
+        if kept.isEmpty || kept.allSatisfy({ $0 == 0 }) { return .double(negative ? -0.0 : 0.0) }
         var text = negative ? "-" : ""
         for k in kept { text.append(Character(Unicode.Scalar(48 + k))) }
         text += "e\(-digits)"

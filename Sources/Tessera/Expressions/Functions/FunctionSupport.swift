@@ -37,9 +37,7 @@ func propagateUnknown(_ a: Value, _ b: Value) -> Value? {
 /// and never a negative zero.
 @inline(__always)
 func numberResult(_ d: Double) -> Value {
-    guard d.isFinite else { return .null }
-    if d == 0 { return .int(0) }
-    return Value.number(d)
+    d.isFinite ? .double(d) : .null
 }
 
 /// The text of a value inside a string concatenation (SPEC §5.5): strings as they are,
@@ -54,12 +52,16 @@ func concatenationText(_ v: Value) -> String {
     }
 }
 
-/// Shortest round-trip text of a double (`4.5`, `1e+20`); integral values without `.0`.
+/// Shortest round-trip text of a double (`4.5`, `1e+20`), with `.0` when it is integral
+/// (`2.0`, `-0.0`, `1426400835383.0`), as SPEC §5.5 and Couchbase Lite print Doubles.
 func numberText(_ d: Double) -> String {
     if d.isNaN { return "NaN" }
     if d.isInfinite { return d < 0 ? "-Infinity" : "Infinity" }
     var out: [UInt8] = []
     JSONWriter.writeDouble(d, into: &out)
+    if !out.contains(where: { $0 == UInt8(ascii: ".") || $0 == UInt8(ascii: "e") || $0 == UInt8(ascii: "E") }) {
+        out.append(contentsOf: [UInt8(ascii: "."), UInt8(ascii: "0")])
+    }
     return String(decoding: out, as: UTF8.self)
 }
 

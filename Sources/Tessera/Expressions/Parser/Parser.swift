@@ -225,7 +225,7 @@ extension Parser {
         var distinct = false
         if accept(.distinct) {
             distinct = true
-        } else if current.isWord("ALL"), !isResultEnd(peek()) {
+        } else if current.isWord("ALL"), !isResultEnd(peek()) || startsArrayLiteral(after: 1) {
             advance()
         }
         if current.isWord("VALUE") || current.isWord("RAW") || current.isWord("ELEMENT"), startsExpression(peek().kind) {
@@ -256,6 +256,17 @@ extension Parser {
         }
         try clauses(&stmt)
         return stmt
+    }
+
+    /// True when the token at offset `n` is a `[` that opens an array literal rather than an
+    /// index step (`[3]`, `[-1]`): `SELECT ALL [a, b]` selects an array, `SELECT ALL[0]` reads
+    /// element 0 of the property `ALL`.
+    private func startsArrayLiteral(after n: Int) -> Bool {
+        guard case .symbol(.leftBracket) = peek(n).kind else { return false }
+        var i = n + 1
+        if case .symbol(.minus) = peek(i).kind { i += 1 }
+        if peek(i).kind == .integer, case .symbol(.rightBracket) = peek(i + 1).kind { return false }
+        return true
     }
 
     /// True for tokens that may follow a result column (so the word before was not `ALL`).

@@ -211,13 +211,16 @@ struct FullTextQueryCompiler {
             var text = Substring(raw)
             let isPrefix = text.hasSuffix("*")
             while text.hasSuffix("*") { text = text.dropLast() }
-            let (words, next) = tokenizer.queryWords(in: String(text), startingAt: position)
-            position = next
+            let (words, _) = tokenizer.queryWords(in: String(text), startingAt: 0)
+            // SPEC §10.1 step 6: positions count kept tokens only, as in documents: a stop
+            // word takes none (a prefix is never a stop word).
             for (k, w) in words.enumerated() {
                 if isPrefix && k == words.count - 1 {
-                    parts.append((.prefix(Self.prefixAlternatives([w.normalized, w.stem])), w.position))
+                    parts.append((.prefix(Self.prefixAlternatives([w.normalized, w.stem])), position))
+                    position += 1
                 } else if let term = w.term {
-                    parts.append((.term(term), w.position))
+                    parts.append((.term(term), position))
+                    position += 1
                 }
             }
         }

@@ -21,8 +21,9 @@ final class FullTextIndexKind: IndexKind, @unchecked Sendable {
     /// `…:stats`: document numbering and corpus totals.
     static let extraTableSuffixes = [":stats"]
     static let answersMatch = true
-    /// Format 1 stored one postings entry per (term, document ID).
-    static func needsRebuild(fromFormat format: UInt32) -> Bool { format < 2 }
+    /// Format 1 stored one postings entry per (term, document ID); formats 1 and 2 gave stop
+    /// words a position and indexed integral Doubles without `.0` (SPEC §10.1 step 6, §5.5).
+    static func needsRebuild(fromFormat format: UInt32) -> Bool { format < 3 }
 
     static let optionKeys: Set<String> = ["language", "ignoreAccents"]
 

@@ -33,13 +33,13 @@ struct FullTextToken: Sendable, Hashable, CustomStringConvertible {
 /// 5. Snowball stemming (`running` → `run`); terms are cut to `FullTextSearch.maxTermLength`
 ///    UTF-8 bytes.
 ///
-/// **Positions** are ordinals in the token stream *before* stop-word removal: in
-/// `"the quick fox"`, `quick` is at 1 and `fox` at 2, and the phrase `"the fox"` means "`fox`
-/// one token after a stop word position". Each column starts at 0.
+/// **Positions** count the kept tokens only (SPEC §10.1 step 6): a stop word is dropped
+/// before positions are assigned, so in `"the quick fox"` `quick` is at 0 and `fox` at 1, and
+/// the phrase `"view nights"` matches `view of the nights`. Each column starts at 0.
 ///
 /// ```swift
 /// let t = FullTextTokenizer(language: "en")
-/// t.tokens(in: "The Runners' café")   // [runner@1, café@2]
+/// t.tokens(in: "The Runners' café")   // [runner@0, café@1]
 /// ```
 ///
 /// A tokenizer is `Sendable` and cheap to copy; concurrent calls are safe. Each call leases a
@@ -120,9 +120,9 @@ package struct FullTextTokenizer: Sendable {
             s.withUTF8(body)
         case .double(let d):
             guard d.isFinite else { return }
-            var bytes: [UInt8] = []
-            JSONWriter.writeDouble(d, into: &bytes)
-            bytes.withUnsafeBufferPointer(body)
+            // SPEC §5.5: a Double's text has `.0` when integral (`2.0` gives the tokens 2, 0).
+            var s = numberText(d)
+            s.withUTF8(body)
         case .string(var s):
             s.withUTF8(body)
         case .array(let a):

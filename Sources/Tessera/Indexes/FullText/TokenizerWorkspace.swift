@@ -331,14 +331,19 @@ final class TokenizerWorkspace: @unchecked Sendable {
         wordFull = false
         inToken = false
         if length == 0 { return }
-        let pos = position
-        position &+= 1
         if normalizeOnly {
-            normalized.append((normalizedString(length: length, needsNFC: needsNFC), pos))
+            // Query words keep every word in order; the query compiler assigns positions
+            // (stop words take none there either).
+            normalized.append((normalizedString(length: length, needsNFC: needsNFC), position))
+            position &+= 1
             return
         }
+        // SPEC §10.1 step 6: a stop word is dropped before positions are assigned.
         let id = termID(length: length, needsNFC: needsNFC)
-        if id >= 0 { tokens.append(RawToken(term: id, position: pos, column: column)) }
+        if id >= 0 {
+            tokens.append(RawToken(term: id, position: position, column: column))
+            position &+= 1
+        }
     }
 
     /// The word as a String, NFC-normalised if it holds marks, and cut to a scalar boundary.
