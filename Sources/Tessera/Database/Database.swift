@@ -56,6 +56,8 @@ public final class Database: @unchecked Sendable {
     let catalog: Mutex<Catalog>
     private let closed = Atomic<Bool>(false)
     private let removeOnClose: Bool
+    /// Change listeners, live queries and change streams (Observation/).
+    let observation = ObservationCenter()
 
     // MARK: - Opening and closing
 
@@ -108,6 +110,7 @@ public final class Database: @unchecked Sendable {
     /// A temporary database is deleted.
     public func close() throws {
         if closed.exchange(true, ordering: .acquiringAndReleasing) { return }
+        observation.close()
         env.close()
         if removeOnClose { FileSystem.removeTree(path) }
     }

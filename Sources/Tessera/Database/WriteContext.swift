@@ -21,6 +21,8 @@ final class WriteContext {
     private var countDeltas: [CollectionKey: Int] = [:]
     /// Work to run after commit (updating documents' metadata in memory).
     var afterCommit: [() -> Void] = []
+    /// Documents purged, recorded only while observers exist (Observation/).
+    var purgedForObservers: [(CollectionKey, String)] = []
     /// Full-text postings changes not yet merged into their blocks, by index store.
     private var fullTextPending: [ObjectIdentifier: FullTextPendingChanges] = [:]
 
@@ -161,6 +163,8 @@ final class WriteContext {
             }
         }
         for f in afterCommit { f() }
+        // Observation: one atomic load when nobody observes (WriteContext+Observation.swift).
+        notifyObservers()
     }
 
     // MARK: - Thread binding

@@ -14,6 +14,8 @@ public final class ResultSet: Sequence, IteratorProtocol {
     private let database: Database
     private var ownsTransaction: Bool
     private var failure: (any Error)?
+    /// Rows already read (a result set made from `rows:`), handed out before the executor's.
+    private var buffered: ArraySlice<Result> = []
 
     /// Runs `plan` in `txn`; when `owned`, the result set ends the read transaction.
     init(database: Database, plan: QueryPlan, parameters: [String: Value], txn: Transaction, owned: Bool) throws {
@@ -34,6 +36,17 @@ public final class ResultSet: Sequence, IteratorProtocol {
         }
     }
 
+    /// A result set over rows already read (live query results); it holds no snapshot.
+    init(database: Database, columnNames: [String], rows: [Result]) {
+        self.database = database
+        self.columnNames = columnNames
+        var idx: [String: Int] = [:]
+        for (i, n) in columnNames.enumerated() where idx[n] == nil { idx[n] = i }
+        nameIndex = idx
+        ownsTransaction = false
+        buffered = rows[...]
+    }
+
     deinit { finish() }
 
     private func finish() {
@@ -45,6 +58,7 @@ public final class ResultSet: Sequence, IteratorProtocol {
 
     /// The next row, or nil at the end. Throws if reading fails.
     public func nextRow() throws -> Result? {
+        if let row = buffered.popFirst() { return row }
         guard let executor else { return nil }
         do {
             if let row = try executor.nextRow() {
