@@ -73,6 +73,10 @@ final class ObservationCenter: Sendable {
     /// Held while the center reads the database (drains, polls, initial query runs); `close()`
     /// takes it to wait for them and sets it, so none starts once the environment closes.
     private let busy = Mutex(false)
+    /// Live-query runs so far (initial runs included): for tests and benchmarks.
+    let queryRuns = Atomic<Int>(0)
+    /// Drains so far (each one reads the counters of the observed collections).
+    let drains = Atomic<Int>(0)
     /// Drains, polls and live-query runs, one at a time.
     let queue = DispatchQueue(label: "tessera.observation", qos: .userInitiated)
 
@@ -147,6 +151,7 @@ final class ObservationCenter: Sendable {
         queue.async {
             self.busy.withLock { closed in
                 guard !closed, !database.isClosed else { return }
+                self.queryRuns.add(1, ordering: .relaxed)
                 lq.refresh()
             }
         }
@@ -307,9 +312,11 @@ final class ObservationCenter: Sendable {
                 for id in ids where seen.insert(id).inserted { list.append(id) }
                 changedIDs[key] = list
             }
+            drains.add(1, ordering: .relaxed)
             if changedKeys.isEmpty { return }
             notify(collectionObservers, changedIDs)
             for lq in liveQueries where !lq.removed.load(ordering: .acquiring) && !lq.sources.isDisjoint(with: changedKeys) {
+                queryRuns.add(1, ordering: .relaxed)
                 lq.refresh()
             }
         }
