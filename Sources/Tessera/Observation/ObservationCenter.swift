@@ -208,7 +208,9 @@ final class ObservationCenter: Sendable {
         if s.database == nil { s.database = database }
         observers.add(1, ordering: .relaxed)
         guard s.timer == nil else { return }
-        if let db = s.database { s.lastTransactionID = db.env.lastTransactionID }
+        // 0: the first tick drains once, catching a commit of another process that was in
+        // flight while the cursors were read.
+        s.lastTransactionID = 0
         let timer = DispatchSource.makeTimerSource(queue: queue)
         timer.schedule(deadline: .now() + Self.pollInterval, repeating: Self.pollInterval, leeway: .milliseconds(5))
         timer.setEventHandler { [weak self] in self?.poll() }
@@ -274,12 +276,17 @@ final class ObservationCenter: Sendable {
         guard let db = database else { return }
         busy.withLock { closed in
             guard !closed, !db.isClosed else { return }
-            let transactionID = db.env.lastTransactionID
+            // The snapshot's ID, not `env.lastTransactionID`: a writer updates the meta page
+            // (what mdb_env_info reads) before new read transactions can see its commit
+            // (lmdb.h: the reader table's txnid moves after the meta page is synced), so the
+            // poll keeps draining until a snapshot includes the newest commit.
+            var transactionID: UInt64 = 0
             var changedIDs: [CollectionKey: [String]] = [:]
             var changedKeys = Set<CollectionKey>()
             var fresh: [CollectionKey: (UInt64, UInt64)] = [:]
             do {
                 try db.read { txn in
+                    transactionID = txn.id
                     let stores = db.catalog.withLock { $0.collections }
                     for (key, cursor) in cursors {
                         let seq = try ChangeFeed.lastSequence(txn: txn, meta: db.metaTable, key: key)
