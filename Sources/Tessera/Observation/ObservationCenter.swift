@@ -62,6 +62,8 @@ final class ObservationCenter: Sendable {
         var cursors: [CollectionKey: FeedCursor] = [:]
         var pendingPurges: [CollectionKey: [String]] = [:]
         var drainScheduled = false
+        /// When the last drain started (monotonic nanoseconds).
+        var lastDrainStart: UInt64 = 0
         var timer: DispatchSourceTimer?
         var lastTransactionID: UInt64 = 0
         var closed = false
@@ -75,7 +77,7 @@ final class ObservationCenter: Sendable {
     private let busy = Mutex(false)
     /// Live-query runs so far (initial runs included): for tests and benchmarks.
     let queryRuns = Atomic<Int>(0)
-    /// Drains so far (each one reads the counters of the observed collections).
+    /// Drains so far that found changes: for tests and benchmarks.
     let drains = Atomic<Int>(0)
     /// Drains, polls and live-query runs, one at a time.
     let queue = DispatchQueue(label: "tessera.observation", qos: .userInitiated)
@@ -87,15 +89,28 @@ final class ObservationCenter: Sendable {
 
     /// Called after a commit of this process: queues purged IDs and schedules a drain.
     func didCommit(purged: [(CollectionKey, String)]) {
-        let schedule = state.withLock { s -> Bool in
-            guard !s.closed, !s.cursors.isEmpty || !s.liveQueries.isEmpty else { return false }
+        let delay = state.withLock { s -> UInt64? in
+            guard !s.closed, !s.cursors.isEmpty || !s.liveQueries.isEmpty else { return nil }
             for (key, id) in purged where s.cursors[key] != nil { s.pendingPurges[key, default: []].append(id) }
-            if s.drainScheduled { return false }
+            if s.drainScheduled { return nil }
             s.drainScheduled = true
-            return true
+            // A commit long after the last drain is drained at once; during a burst, drains
+            // start at most every `minDrainInterval`, so the commits in between coalesce and
+            // observers take a bounded share of the CPU from the writer.
+            let next = s.lastDrainStart &+ Self.minDrainInterval
+            let now = DispatchTime.now().uptimeNanoseconds
+            return next > now ? next - now : 0
         }
-        if schedule { queue.async { self.drain() } }
+        guard let delay else { return }
+        if delay == 0 {
+            queue.async { self.drain() }
+        } else {
+            queue.asyncAfter(deadline: .now() + .nanoseconds(Int(delay))) { self.drain() }
+        }
     }
+
+    /// The shortest time between the starts of two drains triggered by commits (nanoseconds).
+    static let minDrainInterval: UInt64 = 2_000_000
 
     // MARK: - Registration
 
@@ -271,6 +286,7 @@ final class ObservationCenter: Sendable {
     private func drain() {
         let (database, cursors) = state.withLock { s -> (Database?, [CollectionKey: FeedCursor]) in
             s.drainScheduled = false
+            s.lastDrainStart = DispatchTime.now().uptimeNanoseconds
             return (s.database, s.cursors)
         }
         guard let db = database else { return }
@@ -319,8 +335,8 @@ final class ObservationCenter: Sendable {
                 for id in ids where seen.insert(id).inserted { list.append(id) }
                 changedIDs[key] = list
             }
-            drains.add(1, ordering: .relaxed)
             if changedKeys.isEmpty { return }
+            drains.add(1, ordering: .relaxed)
             notify(collectionObservers, changedIDs)
             for lq in liveQueries where !lq.removed.load(ordering: .acquiring) && !lq.sources.isDisjoint(with: changedKeys) {
                 queryRuns.add(1, ordering: .relaxed)
