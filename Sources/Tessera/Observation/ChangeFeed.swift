@@ -33,14 +33,13 @@ public struct ChangeFeedEntry: Sendable, Hashable, CustomStringConvertible {
 }
 
 extension Collection {
-    /// The sequence of the collection's last save or delete (0 if there was none).
+    /// The sequence of the collection's last save or delete (0 if there was none, or if the
+    /// database is closed, like `count`).
     ///
     /// Sequences are per collection, strictly increasing and never reused; a purge does not
     /// take one. Pass it to `changes(since:limit:)` later to read what changed after now.
     public var lastSequence: UInt64 {
-        get throws {
-            try database.read { txn in try ChangeFeed.lastSequence(txn: txn, meta: database.metaTable, key: key) }
-        }
+        (try? database.read { txn in try ChangeFeed.lastSequence(txn: txn, meta: database.metaTable, key: key) }) ?? 0
     }
 
     /// The documents changed after sequence `since`: every document whose latest revision has

@@ -8,7 +8,7 @@ struct ChangeFeedTests {
         let db = try Database.temporary()
         defer { try? db.close() }
         let c = try db.createCollection(name: "feed")
-        #expect(try c.lastSequence == 0)
+        #expect(c.lastSequence == 0)
         #expect(try c.changes(since: 0).isEmpty)
         try c.save(id: "a", properties: ["n": 1])   // 1
         try c.save(id: "b", properties: ["n": 2])   // 2
@@ -17,7 +17,7 @@ struct ChangeFeedTests {
         try c.delete(id: "b")                       // 5
         try c.save(id: "d", properties: ["n": 5])   // 6
         try c.purge(id: "c")                        // no sequence
-        #expect(try c.lastSequence == 6)
+        #expect(c.lastSequence == 6)
 
         let all = try c.changes(since: 0)
         #expect(all.map(\.documentID) == ["a", "b", "d"])
@@ -34,7 +34,7 @@ struct ChangeFeedTests {
         #expect(try c.changes(since: 0, limit: 0).isEmpty)
 
         // Resuming from the last sequence read sees only what came after.
-        let mark = try c.lastSequence
+        let mark = c.lastSequence
         try c.inBatch(db) {
             try c.save(id: "e", properties: [:])
             try c.save(id: "a", properties: ["n": 9])
@@ -42,7 +42,7 @@ struct ChangeFeedTests {
         #expect(try c.changes(since: mark).map(\.documentID) == ["e", "a"])
         // Other collections have their own sequences.
         let other = try db.createCollection(name: "other")
-        #expect(try other.lastSequence == 0)
+        #expect(other.lastSequence == 0)
         #expect(try other.changes(since: 0).isEmpty)
     }
 
@@ -78,7 +78,7 @@ struct ChangeFeedTests {
         let feed = try c.changes(since: since)
         #expect(feed.map(\.documentID) == expected.map(\.key))
         #expect(feed.map(\.isDeleted) == expected.map(\.value.deleted))
-        #expect(try c.lastSequence == seq)
+        #expect(c.lastSequence == seq)
     }
 }
 
