@@ -2,6 +2,12 @@ import Dispatch
 import LMDB
 import Synchronization
 
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
 // MARK: - Overview
 //
 // One `ObservationCenter` per `Database` finds out what changed and tells the observers
@@ -62,8 +68,9 @@ final class ObservationCenter: Sendable {
         var cursors: [CollectionKey: FeedCursor] = [:]
         var pendingPurges: [CollectionKey: [String]] = [:]
         var drainScheduled = false
-        /// When the last drain started (monotonic nanoseconds).
+        /// When the last drain started, and how long it took (monotonic nanoseconds).
         var lastDrainStart: UInt64 = 0
+        var lastDrainDuration: UInt64 = 0
         var timer: DispatchSourceTimer?
         var lastTransactionID: UInt64 = 0
         var closed = false
@@ -82,6 +89,15 @@ final class ObservationCenter: Sendable {
     /// Drains, polls and live-query runs, one at a time.
     let queue = DispatchQueue(label: "tessera.observation", qos: .userInitiated)
 
+    /// Waits until no drain is scheduled or running (tests and benchmarks: "caught up").
+    func waitUntilIdle() {
+        while true {
+            queue.sync {}
+            if !state.withLock({ $0.drainScheduled }) { return }
+            usleep(100)
+        }
+    }
+
     /// True while any observer is registered.
     var isObserving: Bool { observers.load(ordering: .relaxed) > 0 }
 
@@ -94,10 +110,11 @@ final class ObservationCenter: Sendable {
             for (key, id) in purged where s.cursors[key] != nil { s.pendingPurges[key, default: []].append(id) }
             if s.drainScheduled { return nil }
             s.drainScheduled = true
-            // A commit long after the last drain is drained at once; during a burst, drains
-            // start at most every `minDrainInterval`, so the commits in between coalesce and
-            // observers take a bounded share of the CPU from the writer.
-            let next = s.lastDrainStart &+ Self.minDrainInterval
+            // A commit long after the last drain is drained at once. During a burst, drains
+            // start at most every `minDrainInterval`, and at least as long after the previous
+            // one ended as it ran: the commits in between coalesce, and observers (live queries
+            // re-running) take at most about half of a core from the writers.
+            let next = s.lastDrainStart &+ max(Self.minDrainInterval, 2 &* s.lastDrainDuration)
             let now = DispatchTime.now().uptimeNanoseconds
             return next > now ? next - now : 0
         }
@@ -290,6 +307,11 @@ final class ObservationCenter: Sendable {
             return (s.database, s.cursors)
         }
         guard let db = database else { return }
+        let started = DispatchTime.now().uptimeNanoseconds
+        defer {
+            let ended = DispatchTime.now().uptimeNanoseconds
+            state.withLock { $0.lastDrainDuration = ended &- started }
+        }
         busy.withLock { closed in
             guard !closed, !db.isClosed else { return }
             // The snapshot's ID, not `env.lastTransactionID`: a writer updates the meta page

@@ -48,9 +48,9 @@ extension Recorder {
 /// Lets the observation machinery settle: waits for the center's queue to drain twice and a
 /// few poll intervals, so that a callback that would come has come.
 func settle(_ db: Database, milliseconds: UInt32 = 80) {
-    db.observation.queue.sync {}
+    db.observation.waitUntilIdle()
     usleep(milliseconds * 1000)
-    db.observation.queue.sync {}
+    db.observation.waitUntilIdle()
 }
 
 extension Result {
