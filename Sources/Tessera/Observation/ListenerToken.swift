@@ -1,5 +1,3 @@
-import Synchronization
-
 /// A registered change listener; `remove()` stops it.
 ///
 /// Returned by `Collection.addChangeListener`, `Collection.addDocumentChangeListener` and
@@ -12,10 +10,10 @@ import Synchronization
 /// token.remove()
 /// ```
 public final class ListenerToken: Sendable {
-    private let remover: Mutex<(@Sendable () -> Void)?>
+    private let remover: ObservationLock<(@Sendable () -> Void)?>
 
     init(remover: @escaping @Sendable () -> Void) {
-        self.remover = Mutex(remover)
+        self.remover = ObservationLock(remover)
     }
 
     /// Stops the listener. No callback starts after `remove()` returns (one already running

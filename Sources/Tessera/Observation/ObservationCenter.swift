@@ -78,10 +78,10 @@ final class ObservationCenter: Sendable {
 
     /// Observers registered (all kinds): the commit path reads only this.
     private let observers = Atomic<Int>(0)
-    private let state = Mutex(State())
+    private let state = ObservationLock(State())
     /// Held while the center reads the database (drains, polls, initial query runs); `close()`
     /// takes it to wait for them and sets it, so none starts once the environment closes.
-    private let busy = Mutex(false)
+    private let busy = ObservationLock(false)
     /// Live-query runs so far (initial runs included): for tests and benchmarks.
     let queryRuns = Atomic<Int>(0)
     /// Drains so far that found changes: for tests and benchmarks.
