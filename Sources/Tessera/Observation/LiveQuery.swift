@@ -48,7 +48,8 @@ final class LiveQuery: @unchecked Sendable {
         do {
             rows = try query.execute().allResults()
         } catch {
-            output(.failure(error))
+            // The database closing under a running query ends the live query; it is no error.
+            output(query.database.isClosed ? .finished : .failure(error))
             return
         }
         if let previous, sameRows(previous, rows) { return }
