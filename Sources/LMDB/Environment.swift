@@ -122,6 +122,17 @@ import Darwin
         return (info.me_last_pgno + 1) * Int(stat.ms_psize)
     }
 
+    /// The ID of the last committed write transaction, by any process (`mdb_env_info`'s
+    /// `me_last_txnid`). Reads the meta pages of the memory map, without a transaction: cheap
+    /// enough to poll, and it moves when another process commits to the same file.
+    package var lastTransactionID: UInt64 {
+        var info = MDB_envinfo()
+        // lmdb.h: mdb_env_info may be called at any time on an open environment; the meta
+        // page with the larger transaction ID is the last committed one.
+        guard mdb_env_info(env, &info) == 0 else { return 0 }
+        return UInt64(info.me_last_txnid)
+    }
+
     /// Flushes the data to disk (useful with `noSync`).
     @usableFromInline package func sync() throws {
         try check(mdb_env_sync(env, 1))

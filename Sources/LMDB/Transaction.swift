@@ -43,6 +43,10 @@ import CLMDB
 
     func invalidate() { raw = nil }
 
+    /// The transaction ID (`mdb_txn_id`): for a read transaction, the ID of the last write
+    /// transaction its snapshot includes.
+    package var id: UInt64 { UInt64(mdb_txn_id(handle)) }
+
     @inlinable
     var handle: OpaquePointer {
         guard let raw else { preconditionFailure("LMDB transaction used after it ended") }

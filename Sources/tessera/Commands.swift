@@ -35,6 +35,8 @@ enum Commands {
         DocumentCommands.collections,
         MaintenanceCommands.check,
         MaintenanceCommands.stats,
+        ObservationCommands.changes,
+        ObservationCommands.watch,
         ShellCommand.spec,
         conformance,
     ]

@@ -9,6 +9,9 @@
 //   TesseraProcessWriter ddl DIR
 //       Creates collection `other` (one document `o1`) and the value index `byI` on `i` of
 //       `shared`; prints "ddl done".
+//   TesseraProcessWriter stamps DIR COUNT MILLISECONDS
+//       COUNT single-document saves "stamp-<i>" (one per MILLISECONDS); after each commit
+//       prints "stamp <i> <CLOCK_REALTIME nanoseconds>" (for commit-to-callback latency).
 //   TesseraProcessWriter check DIR
 //       Prints the integrity report's first line and the document counts per owner.
 //
@@ -82,6 +85,17 @@ do {
         try c.createIndex(withName: "byI", config: ValueIndexConfiguration(["i"]))
         say("ddl done")
         try db.close()
+    case ("stamps", 4):
+        guard let count = Int(args[2]), let ms = UInt32(args[3]) else { fail("bad count or milliseconds") }
+        let (db, c) = try openShared(args[1])
+        for i in 0..<count {
+            try c.save(id: "stamp-\(i)", properties: ["i": .int(Int64(i))])
+            var ts = timespec()
+            clock_gettime(CLOCK_REALTIME, &ts)
+            say("stamp \(i) \(Int64(ts.tv_sec) * 1_000_000_000 + Int64(ts.tv_nsec))")
+            usleep(ms * 1000)
+        }
+        try db.close()
     case ("check", 2):
         let (db, _) = try openShared(args[1])
         let report = try db.performMaintenance(.integrityCheck)
@@ -90,7 +104,7 @@ do {
         try rows.forEach { row in say("\(row.string(forKey: "owner") ?? "?") \(row.int(forKey: "n"))") }
         try db.close()
     default:
-        fail("usage: TesseraProcessWriter hold DIR MS | write DIR OWNER BATCHES | ddl DIR | check DIR")
+        fail("usage: TesseraProcessWriter hold DIR MS | write DIR OWNER BATCHES | ddl DIR | stamps DIR COUNT MS | check DIR")
     }
 } catch {
     fail("\(error)")

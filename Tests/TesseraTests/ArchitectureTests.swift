@@ -79,11 +79,15 @@ struct ArchitectureTests {
         return out
     }
 
+    /// Top-level type names (nested types such as `ResultDiff.Key` are reached through their
+    /// parent, whose name is what counts).
     static func declaredTypes(_ code: String) -> Set<String> {
         var out = Set<String>()
-        let words = code.split(whereSeparator: { !($0.isLetter || $0.isNumber || $0 == "_") }).map(String.init)
-        for (i, w) in words.enumerated() where i + 1 < words.count {
-            if ["class", "struct", "enum", "protocol", "typealias", "actor"].contains(w) { out.insert(words[i + 1]) }
+        for line in code.split(separator: "\n") where !(line.first?.isWhitespace ?? true) {
+            let words = line.split(whereSeparator: { !($0.isLetter || $0.isNumber || $0 == "_") }).map(String.init)
+            for (i, w) in words.enumerated() where i + 1 < words.count {
+                if ["class", "struct", "enum", "protocol", "typealias", "actor"].contains(w) { out.insert(words[i + 1]); break }
+            }
         }
         return out
     }

@@ -171,6 +171,7 @@ public final class Collection: @unchecked Sendable, CustomStringConvertible {
             }
             try ctx.txn.delete(store.bySequence, key: sequenceKey(old.sequence))
             try ctx.txn.delete(store.docs, key: Array(id.utf8))
+            ctx.notePurge(key, id)
         }
     }
 

@@ -63,6 +63,8 @@ public final class Database: @unchecked Sendable {
     private nonisolated(unsafe) var writerContext: WriteContext?
     private let closed = Atomic<Bool>(false)
     private let removeOnClose: Bool
+    /// Change listeners, live queries and change streams (Observation/).
+    let observation = ObservationCenter()
 
     // MARK: - Opening and closing
 
@@ -115,6 +117,7 @@ public final class Database: @unchecked Sendable {
     /// A temporary database is deleted.
     public func close() throws {
         if closed.exchange(true, ordering: .acquiringAndReleasing) { return }
+        observation.close()
         store.close()
         if removeOnClose { FileSystem.removeTree(path) }
     }

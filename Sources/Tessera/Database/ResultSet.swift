@@ -32,6 +32,8 @@ public final class ResultSet {
     private var ownsTransaction: Bool
     /// The error that stopped reading; thrown again by every later `next()`.
     private var failure: (any Error)?
+    /// Rows already read (a result set made from `rows:`), handed out before the executor's.
+    private var buffered: ArraySlice<Result> = []
 
     /// Runs `plan` in `txn`; when `owned`, the result set ends the read transaction.
     init(database: Database, plan: QueryPlan, parameters: [String: Value], txn: Snapshot, owned: Bool) throws {
@@ -52,6 +54,17 @@ public final class ResultSet {
         }
     }
 
+    /// A result set over rows already read (live query results); it holds no snapshot.
+    init(database: Database, columnNames: [String], rows: [Result]) {
+        self.database = database
+        self.columnNames = columnNames
+        var idx: [String: Int] = [:]
+        for (i, n) in columnNames.enumerated() where idx[n] == nil { idx[n] = i }
+        nameIndex = idx
+        ownsTransaction = false
+        buffered = rows[...]
+    }
+
     deinit { finish() }
 
     private func finish() {
@@ -68,6 +81,7 @@ public final class ResultSet {
     ///   same error again.
     public func next() throws -> Result? {
         if let failure { throw failure }
+        if let row = buffered.popFirst() { return row }
         guard let executor else { return nil }
         do {
             if let row = try executor.nextRow() {

@@ -17,6 +17,8 @@ final class WriteContext {
     private var countDeltas: [CollectionKey: Int] = [:]
     /// Work to run after commit (updating documents' metadata in memory).
     var afterCommit: [() -> Void] = []
+    /// Documents purged, recorded only while observers exist (Observation/).
+    var purgedForObservers: [(CollectionKey, String)] = []
 
     init(database: Database, txn: WriteTransaction) {
         self.database = database
@@ -131,5 +133,7 @@ final class WriteContext {
             }
         }
         for f in afterCommit { f() }
+        // Observation: one atomic load when nobody observes (WriteContext+Observation.swift).
+        notifyObservers()
     }
 }

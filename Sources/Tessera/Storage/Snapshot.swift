@@ -25,6 +25,9 @@ class Snapshot {
 
     init(_ txn: Transaction) { lmdb = txn }
 
+    /// LMDB's ID of the transaction this snapshot reads (the last commit it sees).
+    final var transactionID: UInt64 { lmdb.id }
+
     /// True for a read-only snapshot, false for a write transaction.
     var isReadOnly: Bool { lmdb.readOnly }
 

@@ -45,6 +45,10 @@ final class Store: Sendable {
     /// The current size of the memory map (the most the data file can hold before it grows).
     var currentMapSize: Int { env.currentMapSize }
 
+    /// The ID of the last committed transaction (this process's or another's): a cheap way
+    /// to learn that the database changed.
+    var lastTransactionID: UInt64 { env.lastTransactionID }
+
     /// Bytes of the data file in use.
     var usedBytes: Int { env.usedBytes }
 

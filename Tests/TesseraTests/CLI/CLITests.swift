@@ -20,7 +20,7 @@ private enum SharedDemo {
 @Suite("tessera CLI: help and usage")
 struct CLIHelpTests {
     static let commands = ["demo", "import", "query", "explain", "index create", "index list", "index drop", "ls", "cat",
-                           "put", "rm", "collections", "check", "stats", "shell", "conformance"]
+                           "put", "rm", "collections", "check", "stats", "changes", "watch", "shell", "conformance"]
 
     @Test func overviewListsEveryCommand() throws {
         let r = try CLI.run(["help"])
