@@ -1,6 +1,7 @@
 // Uses Tessera as an app would, through `import Tessera` and nothing else: if this needs an
 // engine internal, the public API is missing something. Run: `swift run` in this folder.
 
+import Foundation
 import Tessera
 
 struct Hotel: Codable, Equatable {
@@ -10,6 +11,14 @@ struct Hotel: Codable, Equatable {
     var price: Int
     var tags: [String]
     var about: String
+}
+
+/// A count shared with listener callbacks.
+final class Counter: @unchecked Sendable {
+    private var total = 0
+    private let lock = NSLock()
+    func add(_ n: Int) { lock.lock(); total += n; lock.unlock() }
+    var value: Int { lock.lock(); defer { lock.unlock() }; return total }
 }
 
 func expect(_ condition: Bool, _ message: @autoclosure () -> String) {
@@ -39,7 +48,7 @@ try db.inBatch {
     for i in 0..<50 { try hotels.save(id: "l\(i)", properties: ["type": "landmark", "n": .int(Int64(i))]) }
 }
 expect(try hotels.document(id: "h3", as: Hotel.self) == michigander, "Codable round trip")
-expect(hotels.count == 53, "count")
+expect(try hotels.count == 53, "count")
 
 // Indexes: value (partial), array, full-text.
 try hotels.createIndex(withName: "HotelCity", config: ValueIndexConfiguration(["city", "price"], where: "type = 'hotel'"))
@@ -107,6 +116,38 @@ let counts = await withTaskGroup(of: Int.self) { group in
     return out
 }
 expect(counts == [53, 53, 53, 53], "concurrent counts \(counts)")
+
+// Observing changes (issue 17's names): the change feed, listeners, live queries, streams.
+let before = hotels.lastSequence
+let feedStart = try hotels.changes(since: 0, limit: 5)
+expect(feedStart.count == 5 && feedStart[0].sequence >= 1 && !feedStart[0].isDeleted, "change feed \(feedStart)")
+let seen = Counter()
+let collectionToken = hotels.addChangeListener { (change: CollectionChange) in seen.add(change.documentIDs.count) }
+let documentToken = hotels.addDocumentChangeListener(id: "h1") { (change: DocumentChange) in
+    expect(change.documentID == "h1", "document change \(change.documentID)")
+    seen.add(1)
+}
+let live = try db.createQuery("SELECT META().id AS id, price FROM inventory.hotels WHERE price < 100 ORDER BY META().id")
+let liveToken = live.addChangeListener { (change: QueryChange) in
+    if let rows = try? change.results?.allResults() { seen.add(rows.count) }
+}
+let updates = Task { () -> ResultDiff? in
+    for try await update in live.changes() {
+        let u: LiveQueryUpdate = update
+        if u.results.contains(where: { $0.string(forKey: "id") == "cheap" }) { return u.diff }
+    }
+    return nil
+}
+try await Task.sleep(nanoseconds: 100_000_000)
+try hotels.save(id: "cheap", json: #"{"type":"hotel","name":"Cheap","city":"X","price":10}"#)
+try hotels.save(Hotel(type: "hotel", name: "Lakeside Inn", city: "Ann Arbor", price: 121, tags: ["lake"], about: "lakes"), id: "h1")
+let diff = try await updates.value
+expect(diff.map { d in d.inserted.contains { $0.key == .documentID("cheap") } } == true, "live diff \(String(describing: diff))")
+expect(hotels.lastSequence > before, "lastSequence")
+var waited = 0
+while seen.value < 3 && waited < 200 { try await Task.sleep(nanoseconds: 10_000_000); waited += 1 }
+expect(seen.value >= 3, "listeners called \(seen.value)")
+for token in [collectionToken, documentToken, liveToken] { token.remove() }
 
 // Maintenance.
 let report = try db.performMaintenance(.integrityCheck)
