@@ -13,8 +13,18 @@ enum DocumentFetch {
     /// Binds `slot` to document `id`; false if it is absent (or a tombstone and not wanted).
     @inline(__always)
     static func bind(_ ctx: ExecContext, slot: Int, table: StorageTable, id: UnsafeRawBufferPointer, includeDeleted: Bool) throws -> Bool {
-        guard let v = try ctx.txn.get(table, key: id), let header = DocumentRecord.header(v) else { return false }
-        if header.deleted && !includeDeleted { return false }
+        guard let v = try ctx.txn.get(table, key: id) else { return false }
+        return bind(ctx, slot: slot, id: id, record: v, includeDeleted: includeDeleted)
+    }
+
+    /// Binds `slot` to the stored record `record` of document `id` (both in LMDB memory);
+    /// false if the header is damaged, or a tombstone that is not wanted.
+    @inline(__always)
+    static func bind(_ ctx: ExecContext, slot: Int, id: UnsafeRawBufferPointer, record v: UnsafeRawBufferPointer,
+                     includeDeleted: Bool) -> Bool {
+        guard let header = DocumentRecord.header(v), !header.deleted || includeDeleted else { return false }
+        // Set the fields in place: building a new SourceSlot would retain and release its
+        // reference-counted fields for every document.
         let s = ctx.slots + slot
         s.pointee.state = .document
         s.pointee.id = id

@@ -149,14 +149,7 @@ final class PrimaryKeyScan: RowSource {
 
     /// Binds the document the cursor is on (false for a tombstone that is not wanted).
     private func bindCurrent(_ ctx: ExecContext, _ c: KeyCursor) -> Bool {
-        let v = c.value
-        guard let header = DocumentRecord.header(v), !header.deleted || includeDeleted else { return false }
-        let s = ctx.slots + slot
-        s.pointee.state = .document
-        s.pointee.id = c.key
-        s.pointee.record = header
-        s.pointee.body = BinaryValue.root(DocumentRecord.body(v))
-        return true
+        DocumentFetch.bind(ctx, slot: slot, id: c.key, record: c.value, includeDeleted: includeDeleted)
     }
 
     /// True while the cursor's key is inside the range (in the scan's direction).

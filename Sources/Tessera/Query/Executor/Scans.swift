@@ -22,17 +22,7 @@ final class CollectionScan: RowSource {
             let ok = started ? try cursor.next() : try cursor.first()
             started = true
             guard ok else { return false }
-            let v = cursor.value
-            guard let header = DocumentRecord.header(v) else { continue }
-            if header.deleted && !includeDeleted { continue }
-            // Set the fields in place: building a new SourceSlot would retain and release its
-            // reference-counted fields for every document.
-            let s = ctx.slots + slot
-            s.pointee.state = .document
-            s.pointee.id = cursor.key
-            s.pointee.record = header
-            s.pointee.body = BinaryValue.root(DocumentRecord.body(v))
-            return true
+            if DocumentFetch.bind(ctx, slot: slot, id: cursor.key, record: cursor.value, includeDeleted: includeDeleted) { return true }
         }
     }
 
