@@ -33,7 +33,9 @@ final class HoldGate: @unchecked Sendable {
     private let changed: UnsafeMutablePointer<pthread_cond_t>
     private var active = 0
     private var remapPending = false
-    private var holdsByThread: [UInt: Int] = [:]
+    /// (thread, holds) for every thread that began an open transaction: nearly always empty
+    /// or one or two entries, so a linear scan beats hashing.
+    private var holdsByThread: [(thread: UInt, count: Int)] = []
 
     init() {
         mutex = .allocate(capacity: 1)
@@ -54,11 +56,13 @@ final class HoldGate: @unchecked Sendable {
     /// Takes a shared hold for `thread` (the thread beginning the transaction).
     func enter(_ thread: UInt) {
         pthread_mutex_lock(mutex)
-        if holdsByThread[thread] == nil {
+        if let i = holdsByThread.firstIndex(where: { $0.thread == thread }) {
+            holdsByThread[i].count += 1
+        } else {
             while remapPending { pthread_cond_wait(changed, mutex) }
+            holdsByThread.append((thread, 1))
         }
         active += 1
-        holdsByThread[thread, default: 0] += 1
         pthread_mutex_unlock(mutex)
     }
 
@@ -66,7 +70,9 @@ final class HoldGate: @unchecked Sendable {
     func leave(_ thread: UInt) {
         pthread_mutex_lock(mutex)
         active -= 1
-        if let n = holdsByThread[thread] { holdsByThread[thread] = n > 1 ? n - 1 : nil }
+        if let i = holdsByThread.firstIndex(where: { $0.thread == thread }) {
+            if holdsByThread[i].count > 1 { holdsByThread[i].count -= 1 } else { holdsByThread.remove(at: i) }
+        }
         if active == 0 { pthread_cond_broadcast(changed) }
         pthread_mutex_unlock(mutex)
     }
@@ -75,7 +81,7 @@ final class HoldGate: @unchecked Sendable {
     func holds(_ thread: UInt) -> Bool {
         pthread_mutex_lock(mutex)
         defer { pthread_mutex_unlock(mutex) }
-        return holdsByThread[thread] != nil
+        return holdsByThread.contains { $0.thread == thread }
     }
 
     /// Runs `body` once no transaction is open, keeping new ones out meanwhile.
