@@ -428,7 +428,7 @@ struct FuzzTests {
             if roll < 8 { chars.insert(["(", "'", "\"", "$", ",", "*", "\u{0}", "é"].randomElement(using: &rng)!, at: Int.random(in: 0...chars.count, using: &rng)) }
             return .string(String(chars))
         case .int(let n):
-            return roll < 20 ? .int([n + 1, n - 1, -n, 0, 1_000_000].randomElement(using: &rng)!) : v
+            return roll < 20 ? .int([n &+ 1, n &- 1, 0 &- n, 0, 1_000_000].randomElement(using: &rng)!) : v
         default:
             return v
         }
