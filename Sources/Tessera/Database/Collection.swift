@@ -63,8 +63,7 @@ public final class Collection: @unchecked Sendable, CustomStringConvertible {
         let store = try currentStore()
         return try database.read { txn -> Document? in
             guard let raw = try txn.get(store.docs, key: id), let h = DocumentRecord.header(raw), !h.deleted else { return nil }
-            return Document(id: id, body: nil, storedBody: Array(DocumentRecord.body(raw)), sequence: h.sequence,
-                            revisionID: h.revisionID, deleted: false)
+            return Document(id: id, storedBody: Array(DocumentRecord.body(raw)), header: h)
         }
     }
 
@@ -228,8 +227,7 @@ public final class Collection: @unchecked Sendable, CustomStringConvertible {
             try txn.withCursor(store.docs) { cursor in
                 try cursor.forEach { k, v in
                     guard let h = DocumentRecord.header(v), !h.deleted else { return true }
-                    let doc = Document(id: String(decoding: k, as: UTF8.self), body: nil, storedBody: Array(DocumentRecord.body(v)),
-                                       sequence: h.sequence, revisionID: h.revisionID, deleted: false)
+                    let doc = Document(id: String(decoding: k, as: UTF8.self), storedBody: Array(DocumentRecord.body(v)), header: h)
                     return try body(doc)
                 }
             }

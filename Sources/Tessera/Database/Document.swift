@@ -22,8 +22,23 @@ public class Document: @unchecked Sendable, CustomStringConvertible {
         var storedBody: [UInt8]?
         var decodedBody: [String: Value]?
         var sequence: UInt64
-        var revisionID: String?
+        var revision: Revision
         var isDeleted: Bool
+
+        /// The revision ID as text, formatted on first use (a point read does not pay for it).
+        var revisionID: String? {
+            mutating get {
+                switch revision {
+                case .none: return nil
+                case .text(let s): return s
+                case .stored(let generation, let digest):
+                    let s = DocumentRecord.revisionID(generation: generation, digest: digest)
+                    revision = .text(s)
+                    return s
+                }
+            }
+            set { revision = newValue.map(Revision.text) ?? .none }
+        }
 
         /// The body, decoded from the stored bytes (once) if need be.
         mutating func body() -> [String: Value] {
@@ -38,11 +53,27 @@ public class Document: @unchecked Sendable, CustomStringConvertible {
         }
     }
 
+    /// A revision as stored (generation and digest) or as text.
+    enum Revision {
+        case none
+        case stored(generation: UInt32, digest: UInt64)
+        case text(String)
+    }
+
     let state: Mutex<State>
 
     init(id: String, body: [String: Value]?, storedBody: [UInt8]?, sequence: UInt64, revisionID: String?, deleted: Bool) {
         self.id = id
-        state = Mutex(State(storedBody: storedBody, decodedBody: body, sequence: sequence, revisionID: revisionID, isDeleted: deleted))
+        state = Mutex(State(storedBody: storedBody, decodedBody: body, sequence: sequence,
+                            revision: revisionID.map(Revision.text) ?? .none, isDeleted: deleted))
+    }
+
+    /// A document read from its stored record: the revision ID is formatted only if asked for.
+    init(id: String, storedBody: [UInt8], header: DocumentRecord) {
+        self.id = id
+        state = Mutex(State(storedBody: storedBody, decodedBody: nil, sequence: header.sequence,
+                            revision: .stored(generation: header.generation, digest: header.digest),
+                            isDeleted: header.deleted))
     }
 
     /// The collection's sequence number at the last save (0 if never saved).
