@@ -211,7 +211,7 @@ final class Bench {
         // 3. Bulk load with all indexes; the last pair serves the queries and updates.
         var tq: TesseraSide?
         var sq: SQLiteSide?
-        let needIndexed = o.runs("load.indexed") || o.runs("size.indexed") || o.runs("get") || o.runs("query") || o.runs("fts") || o.runs("update")
+        let needIndexed = o.runs("load.indexed") || o.runs("size.indexed") || o.runs("get") || o.runs("query") || o.runs("shape") || o.runs("fts") || o.runs("update")
         guard needIndexed else { return }
         let loadIndexed = Measurement(key: "load.indexed", title: "bulk load, all indexes", ops: n, perOp: false,
                                       target: Target(minRatio: 5, label: "≥ 5"))
@@ -313,6 +313,17 @@ final class Bench {
                         reps: o.reps, warmup: true,
                         tessera: EngineRun(run: { let r = try tq!.scan(p.scans); return Outcome(rows: r.rows, checksum: r.checksum) }),
                         sqlite: EngineRun(run: { let r = try sq!.scan(p.scans); return Outcome(rows: r.rows, checksum: r.checksum) }))
+        }
+        // The everyday shapes of issue #16 (primary key, OR, aggregates, grouping).
+        for shape in QueryShape.all(p, quick: o.quick) where o.runs(shape.key) {
+            try measure(Measurement(key: shape.key, title: shape.title, ops: shape.executions.count, perOp: true, target: nil),
+                        reps: o.reps, warmup: true,
+                        tessera: EngineRun(run: { try tq!.run(shape) }),
+                        sqlite: EngineRun(run: { try sq!.run(shape) }))
+            if o.explain {
+                if let tq { explainText.append("Tessera \(shape.key): \(shape.tessera)\n" + (try tq.explain(shape.tessera))) }
+                if let sq { explainText.append("SQLite \(shape.key): \(shape.sqlite)\n" + (try sq.explain(shape.sqlite)).joined(separator: "\n")) }
+            }
         }
         if o.runs("fts") {
             if let sq, runSQLite {

@@ -34,7 +34,9 @@ struct Options: Sendable {
     /// Workload keys; `--only` takes any prefixes of them (groups: load, index, size, get, query, fts, update).
     static let workloadKeys = ["load.noindex", "size.noindex", "index.value", "index.partial", "index.array", "index.fulltext",
                                "load.indexed", "size.indexed", "get.point", "query.equality", "query.range", "query.unnest",
-                               "query.scan", "fts.term", "fts.and", "fts.phrase", "update.indexed"]
+                               "query.scan", "shape.pk.get", "shape.pk.in", "shape.pk.range", "shape.or", "shape.count.all", "shape.count.where",
+                               "shape.max", "shape.group.index", "shape.distinct.index", "shape.group.scan", "shape.distinct.scan",
+                               "fts.term", "fts.and", "fts.phrase", "update.indexed"]
 
     static let usage = """
         usage: tessera-bench [--n N] [--seed S] [--quick] [--json] [--json-file F] [--reps R] [--write-reps R]
@@ -53,7 +55,7 @@ struct Options: Sendable {
           --reps R        repetitions of query workloads (default 5)
           --write-reps R  repetitions of loads, updates and index creation (default 3)
           --dir DIR       directory for the databases (default: a new directory in $TMPDIR or /tmp)
-          --only K,...    workloads by key prefix: load, index, size, get, query, fts, update,
+          --only K,...    workloads by key prefix: load, index, size, get, query, shape, fts, update,
                           or keys such as load.noindex, query.unnest, fts.and
           --engine E      run one engine only (no ratios or cross-checks; for profiling)
           --map-size MB   Tessera's initial map size (default: DatabaseConfiguration's)

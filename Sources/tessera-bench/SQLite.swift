@@ -157,6 +157,12 @@ final class SQLiteStatement {
     /// Column `i` as an integer.
     func int(_ i: Int32) -> Int64 { sqlite3_column_int64(stmt, i) }
 
+    /// Number of result columns.
+    var columnCount: Int32 { sqlite3_column_count(stmt) }
+
+    /// SQLite's type of column `i` in the current row (`SQLITE_INTEGER`, `SQLITE_TEXT`, …).
+    func columnType(_ i: Int32) -> Int32 { sqlite3_column_type(stmt, i) }
+
     /// Column `i` as a double.
     func double(_ i: Int32) -> Double { sqlite3_column_double(stmt, i) }
 

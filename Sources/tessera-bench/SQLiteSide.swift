@@ -40,7 +40,7 @@ final class SQLiteSide {
         for suffix in ["", "-wal", "-shm", "-journal"] { _ = unlink(path + suffix) }
     }
 
-    private func statement(_ sql: String) throws -> SQLiteStatement {
+    func statement(_ sql: String) throws -> SQLiteStatement {
         if let s = statements[sql] { return s }
         let s = try db.prepare(sql)
         statements[sql] = s

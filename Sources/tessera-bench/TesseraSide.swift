@@ -28,7 +28,7 @@ final class TesseraSide {
         try db.delete()
     }
 
-    private func query(_ sql: String) throws -> Query {
+    func query(_ sql: String) throws -> Query {
         if let q = queries[sql] { return q }
         let q = try db.createQuery(sql)
         queries[sql] = q

@@ -90,7 +90,7 @@ public final class Query: Sendable {
     /// The analysis of the statement against a catalogue version (re-done when it changes).
     private let cachedAnalysis = Mutex<(version: UInt64, query: AnalyzedQuery)?>(nil)
     /// The last plan and the catalogue version it was made for.
-    private let cachedPlan = Mutex<(version: UInt64, plan: QueryPlan)?>(nil)
+    private let cachedPlan = Mutex<PreparedPlan?>(nil)
 
     func analyze(_ catalog: Catalog) throws -> AnalyzedQuery {
         // Inside a write transaction the catalogue may hold uncommitted changes: no caching.
@@ -126,26 +126,43 @@ public final class Query: Sendable {
     }
 
     func makePlan(txn: Snapshot? = nil) throws -> (QueryPlan, [String: Value]) {
+        let (prepared, params) = try prepare(txn: txn)
+        return (prepared.plan, params)
+    }
+
+    /// The plan for this execution and the parameter values it binds.
+    ///
+    /// The plan depends on the catalogue (and, loosely, index sizes), not on parameter values:
+    /// it is made once per catalogue version and reused, with this execution's LIMIT/OFFSET
+    /// when those are parameters. The hit path takes no copy of the catalogue or the analysis.
+    func prepare(txn: Snapshot? = nil) throws -> (PreparedPlan, [String: Value]) {
+        try database.checkOpen()
+        let write = database.currentWrite()
+        if let txn, write == nil {
+            let version = database.catalog.withLock { $0.version }
+            if let hit = cachedPlan.withLock({ $0 }), hit.version == version {
+                let params = try boundParameters(for: hit.plan.query)
+                guard !hit.constantLimits else { return (hit, params) }
+                var plan = hit.plan
+                try Planner(query: plan.query, stores: [:], parameters: params, txn: txn, counters: database.metaTable).applyLimits(&plan)
+                return (PreparedPlan(version: version, plan: plan, like: hit), params)
+            }
+        }
         let catalog = try catalogSnapshot()
         let q = try analyze(catalog)
         let params = try boundParameters(for: q)
         var stores: [CollectionKey: CollectionStore] = [:]
         for s in q.sources { if let k = s.collectionKey { stores[k] = catalog.collections[k] } }
+        let plan: QueryPlan
         if let txn {
-            // The plan depends on the catalogue (and, loosely, index sizes), not on parameter
-            // values: reuse it until the catalogue changes, with this execution's LIMIT/OFFSET.
-            let cacheable = database.currentWrite() == nil
-            let planner = Planner(query: q, stores: stores, parameters: params, txn: txn, counters: database.metaTable)
-            if cacheable, var plan = cachedPlan.withLock({ $0 }).flatMap({ $0.version == catalog.version ? $0.plan : nil }) {
-                try planner.applyLimits(&plan)
-                return (plan, params)
-            }
-            let plan = try planner.plan()
-            if cacheable { cachedPlan.withLock { $0 = (catalog.version, plan) } }
-            return (plan, params)
+            plan = try Planner(query: q, stores: stores, parameters: params, txn: txn, counters: database.metaTable).plan()
+        } else {
+            plan = try database.read { txn in try Planner(query: q, stores: stores, parameters: params, txn: txn, counters: database.metaTable).plan() }
         }
-        let plan = try database.read { txn in try Planner(query: q, stores: stores, parameters: params, txn: txn, counters: database.metaTable).plan() }
-        return (plan, params)
+        let prepared = PreparedPlan(version: catalog.version, plan: plan)
+        // Inside a write transaction the catalogue may hold uncommitted changes: no caching.
+        if txn != nil && write == nil { cachedPlan.withLock { $0 = prepared } }
+        return (prepared, params)
     }
 
     /// Runs the query and returns its rows, read from one consistent snapshot.
@@ -181,8 +198,8 @@ public final class Query: Sendable {
             owned = txn
         }
         do {
-            let (plan, params) = try makePlan(txn: txn)
-            return try ResultSet(database: database, plan: plan, parameters: params, txn: txn, owned: owned != nil)
+            let (prepared, params) = try prepare(txn: txn)
+            return try ResultSet(database: database, prepared: prepared, parameters: params, txn: txn, owned: owned != nil)
         } catch {
             if let owned { database.store.endSnapshot(owned) }
             throw error
@@ -215,5 +232,42 @@ extension Database {
     /// Creates a query from a statement built with QueryBuilder or by hand.
     func createQuery(statement: SelectStatement) throws -> Query {
         try Query(database: self, statement: statement, text: nil)
+    }
+}
+
+/// A plan made for one catalogue version, with what every execution of it shares.
+final class PreparedPlan: @unchecked Sendable {
+    // Immutable after init; the plan's row-source factories and compiled parts are values.
+    let version: UInt64
+    let plan: QueryPlan
+    /// The result columns' names and the first column of each name.
+    let columnNames: [String]
+    let nameIndex: [String: Int]
+    /// LIMIT and OFFSET are absent or literals: the plan's values hold for every execution.
+    let constantLimits: Bool
+
+    init(version: UInt64, plan: QueryPlan) {
+        self.version = version
+        self.plan = plan
+        columnNames = plan.query.columns.map(\.name)
+        var idx: [String: Int] = [:]
+        for (i, n) in columnNames.enumerated() where idx[n] == nil { idx[n] = i }
+        nameIndex = idx
+        func constant(_ e: BoundExpr?) -> Bool {
+            switch e {
+            case nil, .literal?, .unary(.negate, .literal)?: return true
+            default: return false
+            }
+        }
+        constantLimits = constant(plan.query.limit) && constant(plan.query.offset)
+    }
+
+    /// The same plan with other LIMIT/OFFSET values.
+    init(version: UInt64, plan: QueryPlan, like other: PreparedPlan) {
+        self.version = version
+        self.plan = plan
+        columnNames = other.columnNames
+        nameIndex = other.nameIndex
+        constantLimits = other.constantLimits
     }
 }

@@ -36,14 +36,13 @@ public final class ResultSet {
     private var buffered: ArraySlice<Result> = []
 
     /// Runs `plan` in `txn`; when `owned`, the result set ends the read transaction.
-    init(database: Database, plan: QueryPlan, parameters: [String: Value], txn: Snapshot, owned: Bool) throws {
+    init(database: Database, prepared: PreparedPlan, parameters: [String: Value], txn: Snapshot, owned: Bool) throws {
         self.database = database
-        columnNames = plan.query.columns.map(\.name)
-        var idx: [String: Int] = [:]
-        for (i, n) in columnNames.enumerated() where idx[n] == nil { idx[n] = i }
-        nameIndex = idx
+        columnNames = prepared.columnNames
+        nameIndex = prepared.nameIndex
         self.txn = txn
         ownsTransaction = owned
+        let plan = prepared.plan
         do {
             executor = try Executor(plan: plan, txn: txn, parameters: parameters) { sp, _ in
                 try RowSourceFactory.make(sp, parameters: parameters, rowsWanted: plan.limit.map { Planner.rowsWanted(limit: $0, offset: plan.offset) })

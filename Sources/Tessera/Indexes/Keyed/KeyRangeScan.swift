@@ -194,8 +194,11 @@ final class KeyRangeScan: RowSource {
                     if idLength + IndexKey.trailerSize <= n {
                         let id = UnsafeRawBufferPointer(rebasing: key[(n - 3 - idLength)..<(n - 3)])
                         var fresh = true
-                        if dedupe || dedupeAcrossRanges || plan.ordered { fresh = seen.insert(Array(id)).inserted }
-                        if fresh, m == .inside, let paths = coveredPaths, let values = try? IndexKey.values(fromKey: key) {
+                        // A value index holds one entry per document: one range meets it once.
+                        if dedupe || dedupeAcrossRanges || (plan.ordered && !plan.arraySources.isEmpty) {
+                            fresh = seen.insert(Array(id)).inserted
+                        }
+                        if fresh, m == .inside, let paths = coveredPaths, let values = coveredValues(key, tupleLength: n - IndexKey.trailerSize - idLength) {
                             ctx.slots[slot] = SourceSlot(state: .covered, id: id, covered: values, coveredPaths: paths)
                             return true
                         }
@@ -210,6 +213,20 @@ final class KeyRangeScan: RowSource {
             positioned = false
         }
         return false
+    }
+
+    /// The last covered entry's tuple bytes and values: neighbours in an index often share
+    /// their values (every entry of a group), which are then not decoded again.
+    @exclusivity(unchecked) private var lastTuple: [UInt8] = []
+    @exclusivity(unchecked) private var lastValues: [Value] = []
+
+    /// The values of a covered entry's key (nil if truncated or malformed).
+    private func coveredValues(_ key: UnsafeRawBufferPointer, tupleLength: Int) -> [Value]? {
+        if !lastTuple.isEmpty, lastTuple.count == tupleLength, keyHasPrefix(key, lastTuple) { return lastValues }
+        guard let values = try? IndexKey.values(fromKey: key) else { return nil }
+        lastTuple = Array(key[0..<tupleLength])
+        lastValues = values
+        return values
     }
 
     override func close() {

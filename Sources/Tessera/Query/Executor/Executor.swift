@@ -267,8 +267,13 @@ final class Executor {
                 accept(project())
             }
             while try nextJoinedRow() {
-                let key = groupKeys.map { $0(ctx) }
-                if current?.key != key {
+                // Compared in place: most rows continue the current group.
+                var same = current != nil
+                if same {
+                    for (i, g) in groupKeys.enumerated() where g(ctx) != current!.key[i] { same = false; break }
+                }
+                if !same {
+                    let key = groupKeys.map { $0(ctx) }
                     // Finishing the last group rebinds its row: keep this one and put it back.
                     let row = ctx.snapshot()
                     finish()
@@ -307,6 +312,18 @@ final class Executor {
                 ctx.restore(g.slots)
                 for (i, a) in g.aggregates.enumerated() { ctx.aggregateValues[i] = a.result() }
                 if let having, Semantics.truth(having(ctx)) != .true { continue }
+                accept(project())
+            }
+        } else if plan.query.distinct && plan.groupsDelivered,
+                  case let evaluators = columns.compactMap({ c -> Evaluator? in if case .expression(let f) = c { return f } else { return nil } }),
+                  evaluators.count == columns.count {
+            // Equal rows come one after another: compare each row with the last one in place.
+            while try nextJoinedRow() {
+                if let previous = previousDistinct {
+                    var same = true
+                    for (i, f) in evaluators.enumerated() where f(ctx) != previous[i] { same = false; break }
+                    if same { continue }
+                }
                 accept(project())
             }
         } else {
