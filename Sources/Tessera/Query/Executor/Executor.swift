@@ -286,17 +286,12 @@ final class Executor {
             }
             finish()
         } else if plan.query.isAggregating {
-            var groups: [[Value]: Int] = [:]
+            var groups = GroupIndex(groupBy: plan.query.groupBy, compiled: groupKeys)
             var states: [(slots: [SourceSlot], aggregates: [AggregateState])] = []
             let calls = plan.query.aggregates
             while try nextJoinedRow() {
-                let key = groupKeys.map { $0(ctx) }
-                let gi: Int
-                if let g = groups[key] {
-                    gi = g
-                } else {
-                    gi = states.count
-                    groups[key] = gi
+                let (gi, isNew) = groups.group(ctx)
+                if isNew {
                     states.append((ctx.snapshot(), calls.map { AggregateState(function: $0.name, countStar: $0.args.isEmpty) }))
                 }
                 for (i, args) in aggregateArgs.enumerated() {
