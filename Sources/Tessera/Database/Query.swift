@@ -235,39 +235,3 @@ extension Database {
     }
 }
 
-/// A plan made for one catalogue version, with what every execution of it shares.
-final class PreparedPlan: @unchecked Sendable {
-    // Immutable after init; the plan's row-source factories and compiled parts are values.
-    let version: UInt64
-    let plan: QueryPlan
-    /// The result columns' names and the first column of each name.
-    let columnNames: [String]
-    let nameIndex: [String: Int]
-    /// LIMIT and OFFSET are absent or literals: the plan's values hold for every execution.
-    let constantLimits: Bool
-
-    init(version: UInt64, plan: QueryPlan) {
-        self.version = version
-        self.plan = plan
-        columnNames = plan.query.columns.map(\.name)
-        var idx: [String: Int] = [:]
-        for (i, n) in columnNames.enumerated() where idx[n] == nil { idx[n] = i }
-        nameIndex = idx
-        func constant(_ e: BoundExpr?) -> Bool {
-            switch e {
-            case nil, .literal?, .unary(.negate, .literal)?: return true
-            default: return false
-            }
-        }
-        constantLimits = constant(plan.query.limit) && constant(plan.query.offset)
-    }
-
-    /// The same plan with other LIMIT/OFFSET values.
-    init(version: UInt64, plan: QueryPlan, like other: PreparedPlan) {
-        self.version = version
-        self.plan = plan
-        columnNames = other.columnNames
-        nameIndex = other.nameIndex
-        constantLimits = other.constantLimits
-    }
-}

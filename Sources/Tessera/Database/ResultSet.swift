@@ -42,10 +42,10 @@ public final class ResultSet {
         nameIndex = prepared.nameIndex
         self.txn = txn
         ownsTransaction = owned
-        let plan = prepared.plan
+        let rowsWanted = prepared.plan.limit.map { Planner.rowsWanted(limit: $0, offset: prepared.plan.offset) }
         do {
-            executor = try Executor(plan: plan, txn: txn, parameters: parameters) { sp, _ in
-                try RowSourceFactory.make(sp, parameters: parameters, rowsWanted: plan.limit.map { Planner.rowsWanted(limit: $0, offset: plan.offset) })
+            executor = try Executor(prepared: prepared, txn: txn, parameters: parameters) { sp, _ in
+                try RowSourceFactory.make(sp, parameters: parameters, rowsWanted: rowsWanted)
             }
         } catch {
             finish()

@@ -8,7 +8,9 @@
 /// ORDER BY (a full sort, or a bounded heap with LIMIT) and OFFSET/LIMIT. Without
 /// grouping, DISTINCT or sorting, rows stream one at a time.
 final class Executor {
-    let plan: QueryPlan
+    /// The plan, read through its prepared box (a `QueryPlan` copy costs a retain per field).
+    private let prepared: PreparedPlan
+    private var plan: QueryPlan { _read { yield prepared.plan } }
     let ctx: ExecContext
     private let levels: [RowSource]
     private let onConditions: [Evaluator?]
@@ -37,54 +39,60 @@ final class Executor {
         case star(Int)
     }
 
-    init(plan: QueryPlan, txn: Snapshot, parameters: [String: Value], sourceFactory: (SourcePlan, Int) throws -> RowSource) throws {
-        self.plan = plan
-        let q = plan.query
+    init(prepared: PreparedPlan, txn: Snapshot, parameters: [String: Value], sourceFactory: (SourcePlan, Int) throws -> RowSource) throws {
+        self.prepared = prepared
+        let q = prepared.plan.query
         ctx = ExecContext(sourceCount: q.sources.count, variableCount: q.variableCount, aggregateCount: q.aggregates.count,
                           parameters: parameters, txn: txn)
         var lv: [RowSource] = []
         var ons: [Evaluator?] = []
         var fs: [[Evaluator]] = []
         var lo: [Bool] = []
-        // Parameters are constants for one execution: bind them before compiling.
-        func compiled(_ e: BoundExpr) -> Evaluator { ExpressionCompiler.compile(e.bindingParameters(parameters)) }
-        for (i, sp) in plan.sources.enumerated() {
+        // Expressions without parameters were compiled once for the plan; the others take this
+        // execution's parameters as constants before compiling.
+        let shared = prepared.shared
+        func compiled(_ e: BoundExpr, _ once: Evaluator?) -> Evaluator {
+            once ?? ExpressionCompiler.compile(e.bindingParameters(parameters))
+        }
+        for (i, sp) in prepared.plan.sources.enumerated() {
             lv.append(try sourceFactory(sp, i))
-            ons.append(sp.source.on.map(compiled))
-            fs.append(sp.filter.map(compiled))
+            ons.append(sp.source.on.map { compiled($0, shared.ons[i]) })
+            fs.append(sp.filter.enumerated().map { compiled($1, shared.filters[i][$0]) })
             lo.append(sp.source.join == .leftOuter)
         }
         levels = lv
-        var stores: [Int: CollectionStore] = [:]
-        for sp in plan.sources { if let st = sp.store { stores[sp.source.index] = st } }
-        let snapshot = txn
-        ctx.matchSource = { slot, name, query in
-            let lowered = name.lowercased()
-            guard let index = stores[slot]?.indexes.first(where: { type(of: $0.kind).answersMatch && $0.definition.name.lowercased() == lowered }) else {
-                return [:]
+        if prepared.usesMatch {
+            var stores: [Int: CollectionStore] = [:]
+            for sp in prepared.plan.sources { if let st = sp.store { stores[sp.source.index] = st } }
+            let snapshot = txn
+            ctx.matchSource = { slot, name, query in
+                let lowered = name.lowercased()
+                guard let index = stores[slot]?.indexes.first(where: { type(of: $0.kind).answersMatch && $0.definition.name.lowercased() == lowered }) else {
+                    return [:]
+                }
+                return try index.kind.matches(index, snapshot: snapshot, query: query) ?? [:]
             }
-            return try index.kind.matches(index, snapshot: snapshot, query: query) ?? [:]
         }
         onConditions = ons
         filters = fs
         leftOuter = lo
         matchedAny = Array(repeating: false, count: lv.count)
-        columns = q.columns.map { col in
+        columns = q.columns.enumerated().map { i, col in
             switch col.kind {
-            case .expression(let e): return .expression(compiled(e))
+            case .expression(let e): return .expression(compiled(e, shared.columns[i]))
             case .star(let s): return .star(s ?? 0)
             }
         }
-        orderKeys = q.orderBy.map { t in
+        orderKeys = q.orderBy.enumerated().map { i, t in
             var collation = Collation.binary
             if case .collate(_, let c) = t.expr { collation = c }
-            return (compiled(t.expr), collation, t.descending)
+            return (compiled(t.expr, shared.orderKeys[i]), collation, t.descending)
         }
-        aggregateArgs = q.aggregates.map { $0.args.map(compiled) }
-        groupKeys = q.groupBy.map(compiled)
-        having = q.having.map(compiled)
-        limit = plan.limit
-        offset = plan.offset
+        aggregateArgs = q.aggregates.enumerated().map { i, a in a.args.enumerated().map { compiled($1, shared.aggregateArgs[i][$0]) } }
+        groupKeys = q.groupBy.enumerated().map { compiled($1, shared.groupKeys[$0]) }
+        having = q.having.map { compiled($0, shared.having) }
+        limit = prepared.plan.limit
+        offset = prepared.plan.offset
     }
 
     func close() {

@@ -1,0 +1,93 @@
+// A plan kept by a query between executions.
+/// A plan made for one catalogue version, with what every execution of it shares.
+final class PreparedPlan: @unchecked Sendable {
+    // Immutable after init; the plan's row-source factories and compiled parts are values.
+    let version: UInt64
+    let plan: QueryPlan
+    /// The result columns' names and the first column of each name.
+    let columnNames: [String]
+    let nameIndex: [String: Int]
+    /// LIMIT and OFFSET are absent or literals: the plan's values hold for every execution.
+    let constantLimits: Bool
+    /// The plan's expressions without parameters, compiled once for every execution.
+    let shared: SharedEvaluators
+    /// Some expression calls MATCH or RANK (an execution then needs the full-text indexes).
+    let usesMatch: Bool
+
+    init(version: UInt64, plan: QueryPlan) {
+        self.version = version
+        self.plan = plan
+        columnNames = plan.query.columns.map(\.name)
+        var idx: [String: Int] = [:]
+        for (i, n) in columnNames.enumerated() where idx[n] == nil { idx[n] = i }
+        nameIndex = idx
+        func constant(_ e: BoundExpr?) -> Bool {
+            switch e {
+            case nil, .literal?, .unary(.negate, .literal)?: return true
+            default: return false
+            }
+        }
+        constantLimits = constant(plan.query.limit) && constant(plan.query.offset)
+        shared = SharedEvaluators(plan)
+        usesMatch = SharedEvaluators.mentionsMatch(plan)
+    }
+
+    /// The same plan with other LIMIT/OFFSET values.
+    init(version: UInt64, plan: QueryPlan, like other: PreparedPlan) {
+        self.version = version
+        self.plan = plan
+        columnNames = other.columnNames
+        nameIndex = other.nameIndex
+        constantLimits = other.constantLimits
+        shared = other.shared
+        usesMatch = other.usesMatch
+    }
+}
+
+/// Evaluators compiled once per plan for the expressions that read no parameter, in the
+/// plan's order (nil where an expression reads parameters: an execution compiles it with their
+/// values as constants). Evaluators keep no state of their own — all of it is in the
+/// `ExecContext` of an execution — so executions on several threads can share them.
+struct SharedEvaluators: @unchecked Sendable {
+    var ons: [Evaluator?] = []
+    var filters: [[Evaluator?]] = []
+    var columns: [Evaluator?] = []
+    var orderKeys: [Evaluator?] = []
+    var aggregateArgs: [[Evaluator?]] = []
+    var groupKeys: [Evaluator?] = []
+    var having: Evaluator?
+
+    init(_ plan: QueryPlan) {
+        func once(_ e: BoundExpr) -> Evaluator? { e.readsParameters ? nil : ExpressionCompiler.compile(e) }
+        let q = plan.query
+        ons = plan.sources.map { $0.source.on.flatMap(once) }
+        filters = plan.sources.map { $0.filter.map(once) }
+        columns = q.columns.map { if case .expression(let e) = $0.kind { return once(e) } else { return nil } }
+        orderKeys = q.orderBy.map { once($0.expr) }
+        aggregateArgs = q.aggregates.map { $0.args.map(once) }
+        groupKeys = q.groupBy.map(once)
+        having = q.having.flatMap(once)
+    }
+
+    /// True if an expression of the plan calls MATCH or RANK.
+    static func mentionsMatch(_ plan: QueryPlan) -> Bool {
+        var found = false
+        func look(_ e: BoundExpr) { e.walk { if case .match = $0 { found = true } else if case .rank = $0 { found = true } } }
+        let q = plan.query
+        q.whereClause.map(look)
+        q.having.map(look)
+        for c in q.columns { if case .expression(let e) = c.kind { look(e) } }
+        for o in q.orderBy { look(o.expr) }
+        for s in plan.sources { s.source.on.map(look); s.filter.forEach(look) }
+        return found
+    }
+}
+
+extension BoundExpr {
+    /// True if the expression reads a `$parameter`.
+    var readsParameters: Bool {
+        var found = false
+        walk { if case .parameter = $0 { found = true } }
+        return found
+    }
+}
