@@ -17,7 +17,7 @@ final class IndexStore: @unchecked Sendable {
     let whereClause: BoundExpr?
     let variableCount: Int
     let kind: any IndexKind
-    private let evaluators: [Evaluator]
+    private let evaluators: [Compiled]
     private let whereEvaluator: Evaluator?
 
     init(definition: IndexDefinition, collection: CollectionKey, table: StorageTable, extraTables: [StorageTable],
@@ -30,7 +30,7 @@ final class IndexStore: @unchecked Sendable {
         self.whereClause = compiled.whereClause
         self.variableCount = compiled.variableCount
         self.kind = kind
-        self.evaluators = compiled.expressions.map { ExpressionCompiler.compile($0) }
+        self.evaluators = compiled.expressions.map { Compiled(ExpressionCompiler.compile($0)) }
         self.whereEvaluator = compiled.whereClause.map { ExpressionCompiler.compile($0) }
     }
 

@@ -216,3 +216,18 @@ final class ExecContext {
 
 /// A compiled expression: evaluates against the context's current row.
 typealias Evaluator = (ExecContext) -> Value
+
+/// A compiled expression in a nominal wrapper, for storing in arrays and optionals.
+///
+/// An array (or optional, or tuple) of bare function values keeps them in the most general
+/// calling convention, so every read wraps the closure in a reabstraction thunk — an
+/// allocation per call on a row loop's hot path. Inside a struct the closure keeps the
+/// convention it was compiled with.
+struct Compiled {
+    let evaluate: Evaluator
+
+    init(_ evaluate: @escaping Evaluator) { self.evaluate = evaluate }
+
+    @inline(__always)
+    func callAsFunction(_ ctx: ExecContext) -> Value { evaluate(ctx) }
+}

@@ -9,9 +9,9 @@ final class KeyRangeScan: RowSource {
     let plan: KeyRangeScanPlan
     let docs: StorageTable
     let includeDeleted: Bool
-    private let equalities: [[Evaluator?]]
+    private let equalities: [[Compiled?]]
     private let equalityExprs: [[BoundExpr]]
-    private let recheck: [Evaluator]
+    private let recheck: [Compiled]
     /// Array-index scans bind the parent document once, however many elements match.
     private let dedupe: Bool
     @exclusivity(unchecked) private var seen = Set<[UInt8]>()
@@ -27,8 +27,8 @@ final class KeyRangeScan: RowSource {
         self.docs = docs
         self.includeDeleted = includeDeleted
         equalityExprs = plan.keys.equalities
-        equalities = plan.keys.equalities.map { $0.map { e in if case .literal = e { return nil } else { return ExpressionCompiler.compile(e) } } }
-        recheck = plan.satisfied.map { ExpressionCompiler.compile($0) }
+        equalities = plan.keys.equalities.map { $0.map { e in if case .literal = e { return nil } else { return Compiled(ExpressionCompiler.compile(e)) } } }
+        recheck = plan.satisfied.map { Compiled(ExpressionCompiler.compile($0)) }
         // An array index has one entry per (element values, document): a lookup that fixes
         // every column meets each document at most once per key range (several ranges are
         // deduplicated below); a prefix or range lookup can meet it once per element.
@@ -60,7 +60,7 @@ final class KeyRangeScan: RowSource {
         for (col, exprs) in equalityExprs.enumerated() {
             var values: [Value] = []
             for (i, e) in exprs.enumerated() {
-                if let v = evaluate(e, equalities[col][i], ctx, allowNull: true) { values.append(v) }
+                if let v = evaluate(e, equalities[col][i]?.evaluate, ctx, allowNull: true) { values.append(v) }
             }
             tuples = tuples.flatMap { t in values.map { t + [$0] } }
         }

@@ -72,7 +72,7 @@ final class PrimaryKeyScan: RowSource {
     let plan: PrimaryKeyScanPlan
     let docs: StorageTable
     let includeDeleted: Bool
-    private let pointEvaluators: [Evaluator]
+    private let pointEvaluators: [Compiled]
     private let lowerEvaluator: Evaluator?
     private let upperEvaluator: Evaluator?
     @exclusivity(unchecked) private var keys: [[UInt8]] = []
@@ -89,7 +89,7 @@ final class PrimaryKeyScan: RowSource {
         self.plan = plan
         self.docs = docs
         self.includeDeleted = includeDeleted
-        pointEvaluators = (plan.points ?? []).map { ExpressionCompiler.compile($0) }
+        pointEvaluators = (plan.points ?? []).map { Compiled(ExpressionCompiler.compile($0)) }
         if case .range(let lo, let hi)? = plan.range {
             lowerEvaluator = lo.map { ExpressionCompiler.compile($0.0) }
             upperEvaluator = hi.map { ExpressionCompiler.compile($0.0) }
@@ -120,7 +120,7 @@ final class PrimaryKeyScan: RowSource {
             var ks: [[UInt8]] = []
             for (e, f) in zip(points, pointEvaluators) {
                 // No document has an empty ID (and LMDB takes no empty key).
-                if case .string(let s)? = Self.value(e, f, ctx), !s.isEmpty { ks.append(Array(s.utf8)) }
+                if case .string(let s)? = Self.value(e, f.evaluate, ctx), !s.isEmpty { ks.append(Array(s.utf8)) }
             }
             ks.sort(by: bytesLess)
             var unique: [[UInt8]] = []

@@ -13,18 +13,18 @@ final class Executor {
     private var plan: QueryPlan { _read { yield prepared.plan } }
     let ctx: ExecContext
     private let levels: [RowSource]
-    private let onConditions: [Evaluator?]
-    private let filters: [[Evaluator]]
+    private let onConditions: [Compiled?]
+    private let filters: [[Compiled]]
     private let leftOuter: [Bool]
     @exclusivity(unchecked) private var matchedAny: [Bool]
     @exclusivity(unchecked) private var started = false
     @exclusivity(unchecked) private var exhausted = false
 
     private let columns: [ColumnEvaluator]
-    private let orderKeys: [(Evaluator, Collation, Bool)]
-    private let aggregateArgs: [[Evaluator]]
-    private let groupKeys: [Evaluator]
-    private let having: Evaluator?
+    private let orderKeys: [(Compiled, Collation, Bool)]
+    private let aggregateArgs: [[Compiled]]
+    private let groupKeys: [Compiled]
+    private let having: Compiled?
 
     // Streaming state.
     @exclusivity(unchecked) private var buffered: [[ResultCell]]?
@@ -35,7 +35,7 @@ final class Executor {
     private let offset: Int
 
     enum ColumnEvaluator {
-        case expression(Evaluator)
+        case expression(Compiled)
         case star(Int)
     }
 
@@ -45,14 +45,14 @@ final class Executor {
         ctx = ExecContext(sourceCount: q.sources.count, variableCount: q.variableCount, aggregateCount: q.aggregates.count,
                           parameters: parameters, txn: txn)
         var lv: [RowSource] = []
-        var ons: [Evaluator?] = []
-        var fs: [[Evaluator]] = []
+        var ons: [Compiled?] = []
+        var fs: [[Compiled]] = []
         var lo: [Bool] = []
         // Expressions without parameters were compiled once for the plan; the others take this
         // execution's parameters as constants before compiling.
         let shared = prepared.shared
-        func compiled(_ e: BoundExpr, _ once: Evaluator?) -> Evaluator {
-            once ?? ExpressionCompiler.compile(e.bindingParameters(parameters))
+        func compiled(_ e: BoundExpr, _ once: Compiled?) -> Compiled {
+            once ?? Compiled(ExpressionCompiler.compile(e.bindingParameters(parameters)))
         }
         for (i, sp) in prepared.plan.sources.enumerated() {
             lv.append(try sourceFactory(sp, i))
@@ -101,7 +101,7 @@ final class Executor {
 
     // MARK: - Joined rows
 
-    private func passes(_ fs: [Evaluator]) -> Bool {
+    private func passes(_ fs: [Compiled]) -> Bool {
         for f in fs where Semantics.truth(f(ctx)) != .true { return false }
         return true
     }
@@ -318,7 +318,7 @@ final class Executor {
                 accept(project())
             }
         } else if plan.query.distinct && plan.groupsDelivered,
-                  case let evaluators = columns.compactMap({ c -> Evaluator? in if case .expression(let f) = c { return f } else { return nil } }),
+                  case let evaluators = columns.compactMap({ c -> Compiled? in if case .expression(let f) = c { return f } else { return nil } }),
                   evaluators.count == columns.count {
             // Equal rows come one after another: compare each row with the last one in place.
             while try nextJoinedRow() {

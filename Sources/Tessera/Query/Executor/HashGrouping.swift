@@ -10,13 +10,13 @@
 struct GroupIndex {
     /// The single group key when it is a plain document path (read in place), else nil.
     private let inPlaceKey: (slot: Int, path: CompiledPath)?
-    private let keys: [Evaluator]
+    private let keys: [Compiled]
     private var strings = StringGroupTable()
     private var others: [[Value]: Int] = [:]
     /// Groups so far.
     private(set) var count = 0
 
-    init(groupBy: [BoundExpr], compiled: [Evaluator]) {
+    init(groupBy: [BoundExpr], compiled: [Compiled]) {
         keys = compiled
         if groupBy.count == 1, case .sourcePath(let slot, let path) = groupBy[0], !path.isEmpty {
             inPlaceKey = (slot, CompiledPath(path))

@@ -181,7 +181,7 @@ public struct ExplainPlan: Sendable, CustomStringConvertible {
             lines.append(line)
             if let f = s.filter { lines.append("  FILTER \(f)") }
         }
-        if grouping != nil && aggregateReads.isEmpty && !groupsDelivered { lines.append("USE TEMP B-TREE FOR GROUP BY") }
+        if grouping != nil && grouping != "(aggregate)" && aggregateReads.isEmpty && !groupsDelivered { lines.append("USE TEMP B-TREE FOR GROUP BY") }
         if distinct && !(groupsDelivered && grouping == nil) { lines.append("USE TEMP B-TREE FOR DISTINCT") }
         switch sort {
         case "none": break

@@ -1,4 +1,5 @@
 // A plan kept by a query between executions.
+
 /// A plan made for one catalogue version, with what every execution of it shares.
 final class PreparedPlan: @unchecked Sendable {
     // Immutable after init; the plan's row-source factories and compiled parts are values.
@@ -44,21 +45,21 @@ final class PreparedPlan: @unchecked Sendable {
     }
 }
 
-/// Evaluators compiled once per plan for the expressions that read no parameter, in the
+/// Expressions compiled once per plan when they read no parameter, in the
 /// plan's order (nil where an expression reads parameters: an execution compiles it with their
 /// values as constants). Evaluators keep no state of their own — all of it is in the
 /// `ExecContext` of an execution — so executions on several threads can share them.
 struct SharedEvaluators: @unchecked Sendable {
-    var ons: [Evaluator?] = []
-    var filters: [[Evaluator?]] = []
-    var columns: [Evaluator?] = []
-    var orderKeys: [Evaluator?] = []
-    var aggregateArgs: [[Evaluator?]] = []
-    var groupKeys: [Evaluator?] = []
-    var having: Evaluator?
+    var ons: [Compiled?] = []
+    var filters: [[Compiled?]] = []
+    var columns: [Compiled?] = []
+    var orderKeys: [Compiled?] = []
+    var aggregateArgs: [[Compiled?]] = []
+    var groupKeys: [Compiled?] = []
+    var having: Compiled?
 
     init(_ plan: QueryPlan) {
-        func once(_ e: BoundExpr) -> Evaluator? { e.readsParameters ? nil : ExpressionCompiler.compile(e) }
+        func once(_ e: BoundExpr) -> Compiled? { e.readsParameters ? nil : Compiled(ExpressionCompiler.compile(e)) }
         let q = plan.query
         ons = plan.sources.map { $0.source.on.flatMap(once) }
         filters = plan.sources.map { $0.filter.map(once) }
