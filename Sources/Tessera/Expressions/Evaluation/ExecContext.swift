@@ -21,6 +21,10 @@ struct SourceSlot {
     /// Covering index scan: the values of the index expressions (plain paths) for this entry.
     var covered: [Value] = []
     var coveredPaths: [[PathComponent]] = []
+    /// Covering scans: changes whenever `covered` changes (0: unknown). Two rows with the same
+    /// non-zero generation have the same covered values, so anything computed from them only
+    /// (a group key over an index) is the same too.
+    var coveredGeneration = 0
 
     /// The document ID when it is not in LMDB memory (full-text matches).
     var ownedID: [UInt8]? = nil

@@ -199,7 +199,8 @@ final class KeyRangeScan: RowSource {
                             fresh = seen.insert(Array(id)).inserted
                         }
                         if fresh, m == .inside, let paths = coveredPaths, let values = coveredValues(key, tupleLength: n - IndexKey.trailerSize - idLength) {
-                            ctx.slots[slot] = SourceSlot(state: .covered, id: id, covered: values, coveredPaths: paths)
+                            ctx.slots[slot] = SourceSlot(state: .covered, id: id, covered: values, coveredPaths: paths,
+                                                         coveredGeneration: tupleGeneration)
                             return true
                         }
                         if fresh, try DocumentFetch.bind(ctx, slot: slot, table: docs, id: id, includeDeleted: includeDeleted) {
@@ -219,11 +220,14 @@ final class KeyRangeScan: RowSource {
     /// their values (every entry of a group), which are then not decoded again.
     @exclusivity(unchecked) private var lastTuple: [UInt8] = []
     @exclusivity(unchecked) private var lastValues: [Value] = []
+    /// Numbers the distinct tuples met, in order (see `SourceSlot.coveredGeneration`).
+    @exclusivity(unchecked) private var tupleGeneration = 0
 
     /// The values of a covered entry's key (nil if truncated or malformed).
     private func coveredValues(_ key: UnsafeRawBufferPointer, tupleLength: Int) -> [Value]? {
         if !lastTuple.isEmpty, lastTuple.count == tupleLength, keyHasPrefix(key, lastTuple) { return lastValues }
         guard let values = try? IndexKey.values(fromKey: key) else { return nil }
+        tupleGeneration += 1
         lastTuple = Array(key[0..<tupleLength])
         lastValues = values
         return values

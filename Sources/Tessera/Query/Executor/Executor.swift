@@ -274,12 +274,18 @@ final class Executor {
                 if let having, Semantics.truth(having(ctx)) != .true { return }
                 accept(project())
             }
+            // Group keys are index columns: entries with the same covered tuple (the scan
+            // numbers them) are in the same group without evaluating the keys.
+            let single = prepared.plan.sources.count == 1
+            var currentGeneration = 0
             while try nextJoinedRow() {
-                // Compared in place: most rows continue the current group.
+                let generation = single && ctx.slots[0].state == .covered ? ctx.slots[0].coveredGeneration : 0
                 var same = current != nil
-                if same {
+                if same && (generation == 0 || generation != currentGeneration) {
+                    // Compared in place: most rows continue the current group.
                     for (i, g) in groupKeys.enumerated() where g(ctx) != current!.key[i] { same = false; break }
                 }
+                currentGeneration = generation
                 if !same {
                     let key = groupKeys.map { $0(ctx) }
                     // Finishing the last group rebinds its row: keep this one and put it back.
@@ -321,7 +327,15 @@ final class Executor {
                   case let evaluators = columns.compactMap({ c -> Compiled? in if case .expression(let f) = c { return f } else { return nil } }),
                   evaluators.count == columns.count {
             // Equal rows come one after another: compare each row with the last one in place.
+            // Columns that are all index columns are equal for entries of the same covered tuple.
+            let fromTuple = prepared.plan.sources.count == 1 && prepared.plan.query.columns.allSatisfy { c in
+                if case .expression(.sourcePath(0, let p)) = c.kind { return !p.isEmpty } else { return false }
+            }
+            var lastGeneration = 0
             while try nextJoinedRow() {
+                let generation = fromTuple && ctx.slots[0].state == .covered ? ctx.slots[0].coveredGeneration : 0
+                if generation != 0 && generation == lastGeneration && previousDistinct != nil { continue }
+                lastGeneration = generation
                 if let previous = previousDistinct {
                     var same = true
                     for (i, f) in evaluators.enumerated() where f(ctx) != previous[i] { same = false; break }
