@@ -40,6 +40,13 @@ import Darwin
         @usableFromInline package var noSubdirectory: Bool = false
         /// Skip fsync on commit (faster, loses the last transactions on power failure; never on a crash).
         @usableFromInline package var noSync: Bool = false
+        /// Open read-only (`MDB_RDONLY`): no write transaction can begin, the data file is
+        /// opened without write access, and nothing is created.
+        @usableFromInline package var readOnly: Bool = false
+        /// Do not use the lock file (`MDB_NOLOCK`): for a read-only environment whose lock file
+        /// cannot be opened for writing. Readers are then not registered, so a writer in another
+        /// process could reuse pages they read: only for files nobody writes.
+        @usableFromInline package var noLock: Bool = false
         /// Creates default options.
         @usableFromInline package init() {}
     }
@@ -57,6 +64,15 @@ import Darwin
     private let poolLock = MutexLock()
     private var readerPool: [OpaquePointer] = []
     private var closed = false
+    /// Serialises the transactions that open tables (lmdb.h: `mdb_dbi_open` must not run in two
+    /// transactions of a process at once, and a transaction that used it must end before another
+    /// uses it). The write transaction holds it from its begin to its end; a read transaction
+    /// that opens tables (`readOpeningTables`) holds it too.
+    private let tableOpenLock = MutexLock()
+    /// Counts the read transactions that registered tables (under `tableOpenLock`): a write
+    /// transaction that began while one committed starts again, since it copied the table list
+    /// of the environment when it began.
+    private var tableRegistrations = 0
 
     /// Opens (creating if needed) the environment at `path`, a directory unless `noSubdirectory`.
     ///
@@ -79,6 +95,8 @@ import Darwin
             var flags = UInt32(MDB_NOTLS)
             if options.noSubdirectory { flags |= UInt32(MDB_NOSUBDIR) }
             if options.noSync { flags |= UInt32(MDB_NOSYNC) }
+            if options.readOnly { flags |= UInt32(MDB_RDONLY) }
+            if options.noLock { flags |= UInt32(MDB_NOLOCK) }
             try check(mdb_env_open(raw, path, flags, options.fileMode))
             // The file may already be larger than our initial size (another process grew it):
             // passing 0 adopts the size recorded in the file.
@@ -180,6 +198,42 @@ import Darwin
         return txn
     }
 
+    /// Runs `body` in a read-only transaction of its own that may open existing tables
+    /// (`Transaction.openTable(_:create: false)`): the handles stay valid for the environment
+    /// after it ends. It waits only for a write transaction of this process that is running
+    /// (never for another process's writer: LMDB's write lock is not taken).
+    package func readOpeningTables<R>(_ body: (Transaction) throws -> R) throws -> R {
+        let thread = currentThreadID()
+        var resized = false
+        while true {
+            // Another process grew the map: adopt its size holding nothing.
+            if resized { try adoptExternalSize() }
+            // Lock order, as in `write`: the gate, then the table lock.
+            gate.enter(thread)
+            defer { gate.leave(thread) }
+            tableOpenLock.lock()
+            defer { tableOpenLock.unlock() }
+            var raw: OpaquePointer?
+            let rc = mdb_txn_begin(env, nil, UInt32(MDB_RDONLY), &raw)
+            resized = rc == MDB_MAP_RESIZED
+            if resized { continue }
+            try check(rc)
+            let txn = Transaction(raw: raw!, readOnly: true)
+            do {
+                let result = try body(txn)
+                txn.invalidate()
+                // lmdb.h: committing a read-only transaction keeps the table handles it opened
+                // (aborting or resetting it would close them).
+                try check(mdb_txn_commit(raw))
+                tableRegistrations += 1
+                return result
+            } catch {
+                if txn.raw != nil { txn.invalidate(); mdb_txn_abort(raw) }
+                throw error
+            }
+        }
+    }
+
     /// Ends a transaction started by `beginRead()`.
     @usableFromInline package func endRead(_ txn: Transaction) {
         guard let raw = txn.raw else { return }
@@ -219,12 +273,22 @@ import Darwin
                 gate.enter(thread)
                 defer { gate.leave(thread) }
                 var raw: OpaquePointer?
+                let registrations = tableOpenLock.withLock { tableRegistrations }
+                // Waits for another process's writer: the lock below is taken only after.
                 let rc = mdb_txn_begin(env, nil, 0, &raw)
                 if rc == MDB_MAP_RESIZED {
                     // Another process grew the map: adopt its size under the exclusive lock.
                     resized = true
                 } else {
                     try check(rc)
+                    tableOpenLock.lock()
+                    defer { tableOpenLock.unlock() }
+                    if tableRegistrations != registrations {
+                        // A reader registered tables after this transaction copied the table
+                        // list: begin again (rare: another process changed the catalogue).
+                        mdb_txn_abort(raw)
+                        continue
+                    }
                     let txn = Transaction(raw: raw!, readOnly: false)
                     do {
                         let result = try body(txn)

@@ -42,6 +42,16 @@ import CLMDB
     @usableFromInline package static let versionMismatch = LMDBError(code: MDB_VERSION_MISMATCH)
     /// The database is corrupted.
     @usableFromInline package static let corrupted = LMDBError(code: MDB_CORRUPTED)
+    /// A page was not found (LMDB's "database corrupted" case of a page number beyond the file).
+    @usableFromInline package static let pageNotFound = LMDBError(code: MDB_PAGE_NOTFOUND)
+
+    /// True for the codes LMDB returns when it finds damaged data: `MDB_CORRUPTED`,
+    /// `MDB_PAGE_NOTFOUND`, `MDB_PANIC`, `MDB_PAGE_FULL` and `MDB_INCOMPATIBLE` (a table's
+    /// flags that do not match), and `MDB_BAD_TXN` (the transaction failed after such an error).
+    @usableFromInline package var meansDamage: Bool {
+        [MDB_CORRUPTED, MDB_PAGE_NOTFOUND, MDB_PANIC, MDB_PAGE_FULL, MDB_INCOMPATIBLE, MDB_BAD_TXN].contains(code)
+    }
+
     /// No space left on the device (errno ENOSPC).
     @usableFromInline package static let noSpace = LMDBError(code: 28)
 

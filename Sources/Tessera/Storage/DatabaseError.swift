@@ -37,8 +37,11 @@ public struct DatabaseError: Error, Sendable, CustomStringConvertible {
         case limitReached
         /// The storage layer failed (disk full, I/O error, map limit reached).
         case storage
-        /// Data in the file is damaged.
+        /// Data in the file is damaged (a truncated or overwritten file, a damaged page or record).
         case corrupt
+        /// The database is read-only (`DatabaseConfiguration.readOnly`, or its files cannot be
+        /// written), and the operation would write.
+        case readOnly
     }
 
     /// The class of error.
@@ -72,6 +75,9 @@ extension DatabaseError {
     static func storage(_ error: any Error, _ context: String) -> DatabaseError {
         if let e = error as? DatabaseError { return e }
         if let e = error as? LMDBError {
+            if e.meansDamage {
+                return DatabaseError(.corrupt, "\(context): the database file is damaged (\(e.message))", underlying: e)
+            }
             return DatabaseError(.storage, "\(context): \(e.message)", underlying: e)
         }
         return DatabaseError(.storage, "\(context): \(error)")
