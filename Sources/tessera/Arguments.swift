@@ -117,6 +117,13 @@ struct Invocation {
         return try openDatabase(databasePath!, create: create)
     }
 
+    /// The database for a command that only reads: the shell's, or the DB operand opened
+    /// read-only (see `openDatabase`).
+    func readingDatabase() throws -> Database {
+        if let db = context.shellDatabase { return db }
+        return try openDatabase(databasePath!, create: false, readOnly: true)
+    }
+
     /// Closes `db` unless it belongs to the shell.
     func release(_ db: Database) {
         if context.shellDatabase == nil { try? db.close() }

@@ -46,7 +46,7 @@ enum DocumentCommands {
 
     static func runLs(_ inv: Invocation) throws -> Int32 {
         let limit = try inv.int("--limit", min: 0)
-        let db = try inv.database(create: false)
+        let db = try inv.readingDatabase()
         defer { inv.release(db) }
         let coll = try inv.collection(in: db, create: false)
         var n = 0
@@ -70,7 +70,7 @@ enum DocumentCommands {
 
     static func runCat(_ inv: Invocation) throws -> Int32 {
         let id = inv.operands[0]
-        let db = try inv.database(create: false)
+        let db = try inv.readingDatabase()
         defer { inv.release(db) }
         let coll = try inv.collection(in: db, create: false)
         guard let doc = try coll.document(id: id) else {
@@ -109,7 +109,7 @@ enum DocumentCommands {
     }
 
     static func runCollections(_ inv: Invocation) throws -> Int32 {
-        let db = try inv.database(create: false)
+        let db = try inv.readingDatabase()
         defer { inv.release(db) }
         let colls = try allCollections(db)
         let width = colls.map(\.fullName.count).max() ?? 0
