@@ -168,7 +168,8 @@ func parseArguments(_ args: [String], for spec: CommandSpec, context: Context) t
         guard let opt = spec.options.first(where: { $0.name == name }) else {
             let known = spec.options.map(\.name)
             let hint = known.isEmpty ? " (it takes no options)" : " (options: \(known.joined(separator: ", ")))"
-            throw CLIError.usage("unknown option '\(name)'" + hint)
+            throw CLIError.usage("unknown option '\(name)'" + hint
+                + "; an operand that begins with \"-\" (a document ID) goes after \"--\"")
         }
         if opt.value == nil {
             if inline != nil { throw CLIError.usage("option \(name) takes no value") }

@@ -35,8 +35,11 @@ public struct DatabaseError: Error, Sendable, CustomStringConvertible {
         /// A documented limit of the database was reached: too many collections and indexes
         /// (LMDB tables, see `Database.createCollection(name:scope:)`).
         case limitReached
-        /// The storage layer failed (disk full, I/O error, map limit reached).
+        /// The storage layer failed (I/O error, map limit reached).
         case storage
+        /// The disk (or the user's quota) is full: the transaction was not written; everything
+        /// committed before it is intact.
+        case diskFull
         /// Data in the file is damaged (a truncated or overwritten file, a damaged page or record).
         case corrupt
         /// The database is read-only (`DatabaseConfiguration.readOnly`, or its files cannot be

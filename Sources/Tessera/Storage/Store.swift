@@ -140,7 +140,22 @@ final class Store: Sendable {
         } catch let e as DatabaseError {
             throw e
         } catch let e as LMDBError {
-            throw DatabaseError.storage(e, "write to '\(path)' failed")
+            throw writeFailure(e)
         }
+    }
+
+    /// The error for a failed write: `.diskFull` when the device is full. LMDB reports a
+    /// short write (what a full disk causes) as EIO, so EIO counts as full when the file
+    /// system has less than 16 MB left.
+    private func writeFailure(_ e: LMDBError) -> DatabaseError {
+        var full = e.code == ENOSPC || e.code == EDQUOT
+        if e.code == EIO {
+            var fs = statvfs()
+            if statvfs(path, &fs) == 0 { full = Int(fs.f_bavail) * Int(fs.f_frsize) < 16 << 20 }
+        }
+        if full {
+            return DatabaseError(.diskFull, "disk full: the transaction was not written to '\(path)' (\(e.message))", underlying: e)
+        }
+        return DatabaseError.storage(e, "write to '\(path)' failed")
     }
 }
