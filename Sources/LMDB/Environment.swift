@@ -4,6 +4,7 @@
 // boundary: `@inlinable package` code may only use public or `@usableFromInline` symbols.
 
 import CLMDB
+import CLMDBGuard
 
 #if canImport(Glibc)
 import Glibc
@@ -58,6 +59,8 @@ import Darwin
     private var mapSize: Int
     // Transactions hold it shared while they live; remapping holds it exclusively.
     let gate = HoldGate()
+    /// The part of the map the data file covers (read-only transactions check what they return).
+    let window: MapWindow
     /// The thread running the write transaction (0: none), to catch re-entrant writes.
     private let writerThread = MutexLock()
     private var writer: UInt = 0
@@ -86,7 +89,9 @@ import Darwin
         self.options = options
         let initialSize = min(options.initialMapSize, options.maxMapSize ?? Int.max)
         self.mapSize = initialSize
+        self.window = MapWindow()
         do {
+            tessera_lmdb_guard_env(UnsafeMutableRawPointer(raw))
             try check(mdb_env_set_maxdbs(raw, MDB_dbi(options.maxTables)))
             try check(mdb_env_set_maxreaders(raw, UInt32(options.maxReaders)))
             try check(mdb_env_set_mapsize(raw, initialSize))
@@ -104,6 +109,13 @@ import Darwin
             var info = MDB_envinfo()
             try check(mdb_env_info(raw, &info))
             self.mapSize = info.me_mapsize
+            var fd: Int32 = -1
+            try check(mdb_env_get_fd(raw, &fd))
+            window.fd = fd
+            var st = MDB_stat()
+            try check(mdb_env_stat(raw, &st))
+            window.pageSize = st.ms_psize
+            establishWindow()
         } catch {
             // Every stored property is set, so deinit runs when this initializer throws:
             // mark the environment closed so that it does not close `raw` a second time.
@@ -178,7 +190,7 @@ import Darwin
         defer { gate.leave(thread) }
         var ok = false
         defer { releaseReader(raw, reusable: ok) }
-        let txn = Transaction(raw: raw, readOnly: true)
+        let txn = Transaction(raw: raw, readOnly: true, window: window)
         defer { txn.invalidate() }
         let result = try body(txn)
         ok = true
@@ -193,7 +205,7 @@ import Darwin
     @usableFromInline package func beginRead() throws -> Transaction {
         let thread = currentThreadID()
         let raw = try lockAndAcquireReader(thread)
-        let txn = Transaction(raw: raw, readOnly: true)
+        let txn = Transaction(raw: raw, readOnly: true, window: window)
         txn.holder = thread
         return txn
     }
@@ -218,13 +230,13 @@ import Darwin
             resized = rc == MDB_MAP_RESIZED
             if resized { continue }
             try check(rc)
-            let txn = Transaction(raw: raw!, readOnly: true)
+            let txn = Transaction(raw: raw!, readOnly: true, window: window)
             do {
                 let result = try body(txn)
                 txn.invalidate()
                 // lmdb.h: committing a read-only transaction keeps the table handles it opened
                 // (aborting or resetting it would close them).
-                try check(mdb_txn_commit(raw))
+                try check(tessera_mdb_txn_commit(UnsafeMutableRawPointer(raw)))
                 tableRegistrations += 1
                 return result
             } catch {
@@ -293,7 +305,7 @@ import Darwin
                     do {
                         let result = try body(txn)
                         txn.invalidate()
-                        try check(mdb_txn_commit(raw))
+                        try check(tessera_mdb_txn_commit(UnsafeMutableRawPointer(raw)))
                         return result
                     } catch {
                         if txn.raw != nil { txn.invalidate(); mdb_txn_abort(raw) }
@@ -318,6 +330,8 @@ import Darwin
             var info = MDB_envinfo()
             mdb_env_info(env, &info)
             gate.withMutex { mapSize = info.me_mapsize }
+            window.reset()
+            establishWindow()
         }
     }
 
@@ -345,6 +359,24 @@ import Darwin
         var info = MDB_envinfo()
         mdb_env_info(env, &info)
         gate.withMutex { mapSize = info.me_mapsize }
+        window.reset()
+        establishWindow()
+    }
+
+    /// Finds where the map is (`MapWindow`) from the first key of LMDB's main table, read
+    /// before any other value, so that a damaged value is never the first one checked.
+    /// Only while no other transaction of this process is open (opening, remapping).
+    private func establishWindow() {
+        var raw: OpaquePointer?
+        guard mdb_txn_begin(env, nil, UInt32(MDB_RDONLY), &raw) == 0, let raw else { return }
+        defer { mdb_txn_abort(raw) }
+        var cursor: OpaquePointer?
+        // MAIN_DBI (1): the table of the named tables.
+        guard tessera_mdb_cursor_open(UnsafeMutableRawPointer(raw), 1, &cursor) == 0 else { return }
+        defer { mdb_cursor_close(cursor) }
+        var k = MDB_val(), v = MDB_val()
+        guard tessera_mdb_cursor_get(UnsafeMutableRawPointer(cursor), &k, &v, MDB_FIRST.rawValue) == 0 else { return }
+        try? window.check(k)
     }
 
     // MARK: - Holds
