@@ -121,6 +121,66 @@ unsigned long tessera_lmdb_map_base(const void *pointer, unsigned int page_size)
     return base;
 }
 
+// The structure of a leaf page: header, pointer array, nodes (LMDB 0.9's MDB_page and
+// MDB_node layouts: a node is lo, hi (the data size), flags, key size, then key and data).
+static int leaf_is_valid(const unsigned char *page, uint64_t number, unsigned int page_size, int main_table) {
+    uint64_t pgno;
+    uint16_t flags, lower, upper;
+    memcpy(&pgno, page, 8);
+    memcpy(&flags, page + 10, 2);
+    memcpy(&lower, page + 12, 2);
+    memcpy(&upper, page + 14, 2);
+    if (pgno != number) return 0;
+    if ((flags & 0x02) == 0 || (flags & (0x01 | 0x04 | 0x08 | 0x20)) != 0) return 0;  // a plain leaf
+    if (lower < 16 || lower > upper || upper > page_size) return 0;
+    unsigned int count = (lower - 16) / 2;
+    for (unsigned int i = 0; i < count; i++) {
+        uint16_t offset;
+        memcpy(&offset, page + 16 + 2 * i, 2);
+        if (offset < upper || (unsigned int)offset + 8 > page_size) return 0;
+        const unsigned char *node = page + offset;
+        uint16_t lo, hi, node_flags, key_size;
+        memcpy(&lo, node, 2);
+        memcpy(&hi, node + 2, 2);
+        memcpy(&node_flags, node + 4, 2);
+        memcpy(&key_size, node + 6, 2);
+        // F_BIGDATA 0x01 (the data is an overflow page number), F_SUBDATA 0x02 (a table's
+        // record, in the main table only); F_DUPDATA 0x04 is never used by these tables.
+        if ((node_flags & ~0x03) != 0 || ((node_flags & 0x02) && !main_table)) return 0;
+        size_t data_size = (node_flags & 0x01) ? 8 : ((size_t)lo | (size_t)hi << 16);
+        if ((size_t)offset + 8 + key_size + data_size > page_size) return 0;
+    }
+    return 1;
+}
+
+int tessera_lmdb_check_leaf(void *txn, unsigned int dbi, void *key, unsigned long map_base, unsigned long map_end,
+                            unsigned int page_size) {
+    if (map_base == 0 || page_size < 512 || (page_size & (page_size - 1)) != 0) return 0;
+    MDB_cursor *cursor = NULL;
+    int rc = tessera_mdb_cursor_open(txn, dbi, &cursor);
+    if (rc != 0) return rc;
+    MDB_val k = *(MDB_val *)key, v;
+    rc = tessera_mdb_cursor_get(cursor, &k, &v, MDB_SET_RANGE);
+    if (rc == MDB_NOTFOUND) rc = tessera_mdb_cursor_get(cursor, &k, &v, MDB_LAST);
+    mdb_cursor_close(cursor);
+    if (rc == MDB_NOTFOUND) return 0;  // an empty table
+    if (rc != 0) return rc;
+    uintptr_t at = (uintptr_t)k.mv_data;
+    if (at < map_base || at >= map_end) return 0;  // a page this transaction copied already
+    uintptr_t page = at & ~(uintptr_t)(page_size - 1);
+    if (page + page_size > map_end) return TESSERA_LMDB_DAMAGED_PAGE;
+    sigjmp_buf here;
+    sigjmp_buf *outer = current_guard;
+    if (sigsetjmp(here, 0) != 0) {
+        current_guard = outer;
+        return TESSERA_LMDB_FAULT;
+    }
+    current_guard = &here;
+    int valid = leaf_is_valid((const unsigned char *)page, (page - map_base) / page_size, page_size, dbi == 1);
+    current_guard = outer;
+    return valid ? 0 : TESSERA_LMDB_DAMAGED_PAGE;
+}
+
 int tessera_mdb_cursor_get(void *cursor, void *key, void *data, unsigned int op) {
     GUARDED(mdb_cursor_get((MDB_cursor *)cursor, (MDB_val *)key, (MDB_val *)data, (MDB_cursor_op)op));
 }

@@ -301,7 +301,8 @@ import Darwin
                         mdb_txn_abort(raw)
                         continue
                     }
-                    let txn = Transaction(raw: raw!, readOnly: false)
+                    window.refreshEnd()
+                    let txn = Transaction(raw: raw!, readOnly: false, window: window)
                     do {
                         let result = try body(txn)
                         txn.invalidate()

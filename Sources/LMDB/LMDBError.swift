@@ -20,6 +20,7 @@ import CLMDBGuard
         switch code {
         case TESSERA_LMDB_FAULT: "LMDB failed on a damaged page: " + String(cString: tessera_lmdb_last_fault_message())
         case LMDBError.outsideFile.code: "a value read lies outside the data file (a damaged page)"
+        case TESSERA_LMDB_DAMAGED_PAGE: "a page the write would change is damaged (the write was not made)"
         default: String(cString: mdb_strerror(code))
         }
     }
@@ -57,7 +58,7 @@ import CLMDBGuard
     /// flags that do not match), and `MDB_BAD_TXN` (the transaction failed after such an error).
     @usableFromInline package var meansDamage: Bool {
         [MDB_CORRUPTED, MDB_PAGE_NOTFOUND, MDB_PANIC, MDB_PAGE_FULL, MDB_INCOMPATIBLE, MDB_BAD_TXN,
-         TESSERA_LMDB_FAULT, LMDBError.outsideFile.code].contains(code)
+         TESSERA_LMDB_FAULT, TESSERA_LMDB_DAMAGED_PAGE, LMDBError.outsideFile.code].contains(code)
     }
 
     /// LMDB faulted (SIGSEGV, SIGBUS) or failed an assertion on a damaged page; the guarded

@@ -47,11 +47,25 @@ import Darwin
     /// every key and value it returns must lie in (nil in a write transaction, whose values
     /// may live in memory LMDB allocated).
     @usableFromInline let window: MapWindow?
+    /// For a write transaction: the same, to find out whether a leaf page it is about to change
+    /// is still the file's own (and check it first: `tessera_lmdb_check_leaf`).
+    @usableFromInline let pages: MapWindow?
 
     init(raw: OpaquePointer, readOnly: Bool, window: MapWindow? = nil) {
         self.raw = raw
         self.readOnly = readOnly
         self.window = readOnly ? window : nil
+        self.pages = readOnly ? nil : window
+    }
+
+    /// Before changing `key` in `table`: checks the leaf page it lands on (see `pages`).
+    @inlinable @inline(__always)
+    func checkLeaf(_ table: Table, _ key: inout MDB_val) throws(LMDBError) {
+        guard let pages else { return }
+        let base = pages.base.load(ordering: .relaxed)
+        if base == 0 { return }
+        try check(tessera_lmdb_check_leaf(UnsafeMutableRawPointer(handle), table.dbi, &key, base,
+                                          pages.end.load(ordering: .relaxed), pages.pageSize))
     }
 
     func invalidate() { raw = nil }
@@ -150,6 +164,7 @@ import Darwin
                     flags: PutFlags = []) throws -> Bool {
         var k = MDB_val(mv_size: key.count, mv_data: UnsafeMutableRawPointer(mutating: key.baseAddress))
         var v = MDB_val(mv_size: value.count, mv_data: UnsafeMutableRawPointer(mutating: value.baseAddress))
+        try checkLeaf(table, &k)
         let rc = tessera_mdb_put(UnsafeMutableRawPointer(handle), table.dbi, &k, &v, flags.rawValue)
         if rc == MDB_KEYEXIST && flags.contains(.noOverwrite) { return false }
         try checkWrite(rc)
@@ -170,6 +185,7 @@ import Darwin
                             fill: (UnsafeMutableRawBufferPointer) throws -> Void) throws {
         var k = MDB_val(mv_size: key.count, mv_data: UnsafeMutableRawPointer(mutating: key.baseAddress))
         var v = MDB_val(mv_size: size, mv_data: nil)
+        try checkLeaf(table, &k)
         let rc = tessera_mdb_put(UnsafeMutableRawPointer(handle), table.dbi, &k, &v, flags.rawValue | UInt32(MDB_RESERVE))
         try checkWrite(rc)
         try fill(UnsafeMutableRawBufferPointer(start: v.mv_data, count: size))
@@ -180,6 +196,7 @@ import Darwin
     @inlinable
     package func delete(_ table: Table, key: UnsafeRawBufferPointer) throws -> Bool {
         var k = MDB_val(mv_size: key.count, mv_data: UnsafeMutableRawPointer(mutating: key.baseAddress))
+        try checkLeaf(table, &k)
         let rc = tessera_mdb_del(UnsafeMutableRawPointer(handle), table.dbi, &k, nil)
         if rc == MDB_NOTFOUND { return false }
         try checkWrite(rc)
@@ -230,7 +247,7 @@ import Darwin
     private let attempts = Atomic<Int>(0)
     /// The data file and LMDB's page size (set once, when the environment opens).
     var fd: Int32 = -1
-    var pageSize: UInt32 = 4096
+    @usableFromInline var pageSize: UInt32 = 4096
 
     init() {}
 
@@ -250,6 +267,14 @@ import Darwin
         if start < base.load(ordering: .relaxed) || overflow || last > end.load(ordering: .relaxed) {
             try recheck(start: start, count: value.mv_size)
         }
+    }
+
+    /// Reads the file's size again (at the start of a write transaction: the pages before it
+    /// are the file's own).
+    package func refreshEnd() {
+        let b = base.load(ordering: .relaxed)
+        var st = stat()
+        if b != 0, fstat(fd, &st) == 0 { end.store(b &+ UInt(st.st_size), ordering: .relaxed) }
     }
 
     @usableFromInline @inline(never)

@@ -34,6 +34,18 @@ const char *tessera_lmdb_last_fault_message(void);
 /// (their magic and page numbers). 0 when it cannot be derived (a damaged page).
 unsigned long tessera_lmdb_map_base(const void *pointer, unsigned int page_size);
 
+/// The code `tessera_lmdb_check_leaf` returns for a damaged page.
+#define TESSERA_LMDB_DAMAGED_PAGE (-30602)
+
+/// Before a write transaction changes `key` in table `dbi`: finds the leaf page where the
+/// key is or would go and, if that page is still the file's own (inside [map_base, map_end),
+/// not yet copied by this transaction), checks its structure — its page number, that it is a
+/// leaf, its free-space bounds, and that every node lies inside the page — so that LMDB never
+/// modifies a damaged page (it would write past its copy of the page, into the heap). Returns
+/// 0, TESSERA_LMDB_DAMAGED_PAGE, TESSERA_LMDB_FAULT or an LMDB error code.
+int tessera_lmdb_check_leaf(void *txn, unsigned int dbi, void *key, unsigned long map_base, unsigned long map_end,
+                            unsigned int page_size);
+
 int tessera_mdb_cursor_get(void *cursor, void *key, void *data, unsigned int op);
 int tessera_mdb_get(void *txn, unsigned int dbi, void *key, void *data);
 int tessera_mdb_put(void *txn, unsigned int dbi, void *key, void *data, unsigned int flags);

@@ -13,7 +13,10 @@ import Darwin
 /// - both meta pages (LMDB's file header: pages 0 and 1, layout `MDB_meta` of LMDB 0.9) must
 ///   be valid — magic 0xBEEFC0DE, data version 1, their own page number, a page size LMDB can
 ///   use, root pages within the file;
-/// - the file holds every page the newest meta page uses: (last page + 1) × page size bytes.
+/// - the file holds every page the newest meta page uses: (last page + 1) × page size bytes,
+///   or the pages past its end are free (pages a transaction allocated and freed again are
+///   never written);
+/// - LMDB's free-page lists are sound (LMDB copies them into memory trusting their lengths).
 ///
 /// A file whose header is damaged but whose pages look like LMDB's (each page starts with
 /// its own number) is reported as damaged, not as "not a database".
@@ -119,6 +122,12 @@ enum DataFileCheck {
                 + "It is not opened as a new database; restore it from a copy, or delete the directory to start again")
         }
         guard let first = readMeta(fd: fd, index: 0, offset: 0) else {
+            // Shorter than a meta page: LMDB's magic where page 0 has it means a cut file.
+            var head = [UInt8](repeating: 0, count: pageHeaderSize + 4)
+            if head.withUnsafeMutableBytes({ pread(fd, $0.baseAddress, $0.count, 0) }) == head.count,
+               Meta(index: 0, bytes: head + [UInt8](repeating: 0, count: Meta.size - 4)).hasMagic {
+                return DatabaseError(.corrupt, "'\(path)' is truncated: it is \(size) bytes, shorter than LMDB's header (two pages)")
+            }
             return damagedOrForeign(fd: fd, size: size, path: path, what: "the file is \(size) bytes, shorter than LMDB's header")
         }
         // LMDB finds page 1 at page 0's page size; when page 0 is damaged, look for it at the
@@ -155,64 +164,91 @@ enum DataFileCheck {
             return DatabaseError(.corrupt, "'\(path)' is truncated: its last transaction (\(newest.txnID)) uses pages 0…\(newest.lastPage) "
                 + "of \(newest.pageSize) bytes, so the file should be at least \(expected) bytes, but it is \(actual) bytes")
         }
+        if let problem = walkFreeList(fd: fd, meta: newest, fileSize: actual, visit: { _ in true }) {
+            return DatabaseError(.corrupt, "'\(path)' is damaged: LMDB's list of free pages is not valid (\(problem))")
+        }
         return nil
     }
 
     /// True if every page from the end of the file to `meta.lastPage` is in LMDB's free-page
-    /// list (its free tree, walked with `pread`; any page of it outside the file: false).
+    /// list (a walk of its free tree; any page of it outside the file: false).
     private static func tailIsFree(fd: Int32, meta: Meta, fileSize: Int) -> Bool {
-        let psize = meta.pageSize
-        let firstMissing = UInt64(fileSize / psize)
+        let firstMissing = UInt64(fileSize / meta.pageSize)
         guard meta.lastPage >= firstMissing, meta.lastPage - firstMissing < 1 << 24 else { return false }
         var missing = Set(firstMissing...meta.lastPage)
-        guard meta.freeRoot != invalidPage else { return false }
+        let problem = walkFreeList(fd: fd, meta: meta, fileSize: fileSize) { missing.remove($0); return !missing.isEmpty }
+        return problem == nil && missing.isEmpty
+    }
+
+    /// Walks LMDB's free-page tree (the free tree of `meta`, read with `pread`), calling
+    /// `visit` with each free page number until it returns false. Returns what is wrong with
+    /// the tree, or nil. LMDB merges these lists into memory it allocated when a write needs
+    /// pages, trusting their lengths: a damaged list would make it write past that memory.
+    private static func walkFreeList(fd: Int32, meta: Meta, fileSize: Int, visit: (UInt64) -> Bool) -> String? {
+        let psize = meta.pageSize
+        let filePages = UInt64(fileSize / psize)
+        guard meta.freeRoot != invalidPage else { return nil }
         var stack = [meta.freeRoot]
         var visited = 0
         var page = [UInt8](repeating: 0, count: psize)
         func u16(_ o: Int) -> Int { Int(page[o]) | Int(page[o + 1]) << 8 }
-        func read(_ pgno: UInt64, into buffer: inout [UInt8], at offset: UInt64 = 0, count: Int) -> Bool {
-            guard pgno < firstMissing, pgno >= 2 else { return false }
-            let position = Int(pgno) * psize + Int(offset)
-            guard position + count <= fileSize else { return false }
-            return buffer.withUnsafeMutableBytes { pread(fd, $0.baseAddress, count, off_t(position)) } == count
+        func u64(_ bytes: [UInt8], _ o: Int) -> UInt64 { (0..<8).reduce(UInt64(0)) { $0 | UInt64(bytes[o + $1]) << (8 * $1) } }
+        func read(_ pgno: UInt64, into buffer: inout [UInt8], count: Int) -> Bool {
+            guard pgno >= 2, pgno < filePages, pgno <= meta.lastPage else { return false }
+            return buffer.withUnsafeMutableBytes { pread(fd, $0.baseAddress, count, off_t(Int(pgno) * psize)) } == count
         }
         while let pgno = stack.popLast() {
             visited += 1
-            guard visited < 1 << 20, read(pgno, into: &page, count: psize) else { return false }
-            let flags = u16(10)
-            let count = (u16(12) - pageHeaderSize) / 2
-            guard count >= 0, pageHeaderSize + 2 * count <= psize else { return false }
-            for i in 0..<count {
+            if visited > Int(filePages) { return "its free-page tree has a cycle" }
+            guard read(pgno, into: &page, count: psize) else { return "its free-page tree names page \(pgno), outside the file" }
+            let flags = u16(10), lower = u16(12), upper = u16(14)
+            guard u64(page, 0) == pgno else { return "free-page tree page \(pgno) carries number \(u64(page, 0))" }
+            guard flags & 0x03 != 0, flags & 0x0C == 0, lower >= pageHeaderSize, lower <= upper, upper <= psize else {
+                return "free-page tree page \(pgno) has a damaged header"
+            }
+            for i in 0..<(lower - pageHeaderSize) / 2 {
                 let node = u16(pageHeaderSize + 2 * i)
-                guard node + 8 <= psize else { return false }
+                guard node >= upper, node + 8 <= psize else { return "free-page tree page \(pgno) has a damaged node" }
                 let lo = UInt64(u16(node)), hi = UInt64(u16(node + 2)), nodeFlags = UInt64(u16(node + 4))
                 let keySize = u16(node + 6)
                 if flags & 0x01 != 0 {  // branch: the child's page number in lo, hi, flags
+                    guard node + 8 + keySize <= psize else { return "free-page tree page \(pgno) has a damaged node" }
                     stack.append(lo | hi << 16 | nodeFlags << 32)
                     continue
                 }
-                guard flags & 0x02 != 0 else { return false }  // a leaf
+                // A leaf: key = a transaction ID (8 bytes), data = a list of page numbers.
                 let dataSize = Int(lo | hi << 16)
                 let dataOffset = node + 8 + keySize
+                guard keySize == 8, nodeFlags & ~0x01 == 0, dataSize >= 8, dataSize % 8 == 0 else {
+                    return "free-page tree page \(pgno) has a damaged entry"
+                }
                 var ids: [UInt8]
                 if nodeFlags & 0x01 != 0 {  // F_BIGDATA: the list is on overflow pages
-                    guard dataOffset + 8 <= psize else { return false }
-                    let overflow = (0..<8).reduce(UInt64(0)) { $0 | UInt64(page[dataOffset + $1]) << (8 * $1) }
-                    ids = [UInt8](repeating: 0, count: dataSize)
-                    guard read(overflow, into: &ids, at: UInt64(pageHeaderSize), count: dataSize) else { return false }
+                    guard dataOffset + 8 <= psize else { return "free-page tree page \(pgno) has a damaged entry" }
+                    let overflow = u64(page, dataOffset)
+                    let pages = (dataSize + pageHeaderSize + psize - 1) / psize
+                    guard overflow + UInt64(pages) - 1 <= meta.lastPage else { return "a free-page list names overflow page \(overflow), past the last page" }
+                    var head = [UInt8](repeating: 0, count: pageHeaderSize + dataSize)
+                    guard read(overflow, into: &head, count: head.count) else { return "a free-page list on page \(overflow) is outside the file" }
+                    guard u64(head, 0) == overflow, Int(head[10]) & 0x04 != 0 else { return "free-page list page \(overflow) is damaged" }
+                    ids = Array(head[pageHeaderSize...])
                 } else {
-                    guard dataOffset + dataSize <= psize else { return false }
+                    guard dataOffset + dataSize <= psize else { return "free-page tree page \(pgno) has a damaged entry" }
                     ids = Array(page[dataOffset..<dataOffset + dataSize])
                 }
-                // An IDL: the count, then page numbers.
-                for k in stride(from: 8, to: ids.count - 7, by: 8) {
-                    let id = (0..<8).reduce(UInt64(0)) { $0 | UInt64(ids[k + $1]) << (8 * $1) }
-                    missing.remove(id)
+                // An IDL: the count, then the page numbers in descending order.
+                let count = u64(ids, 0)
+                guard count == UInt64(dataSize / 8 - 1) else { return "a free-page list says \(count) pages but holds \(dataSize / 8 - 1)" }
+                var previous = UInt64.max
+                for k in stride(from: 8, to: ids.count, by: 8) {
+                    let id = u64(ids, k)
+                    guard id >= 2, id <= meta.lastPage, id < previous else { return "a free-page list holds page \(id) out of order or out of range" }
+                    previous = id
+                    if !visit(id) { return nil }
                 }
-                if missing.isEmpty { return true }
             }
         }
-        return missing.isEmpty
+        return nil
     }
 
     /// A file without a valid header: damaged if its pages look like LMDB's (pages 1… each
