@@ -37,7 +37,7 @@ enum DataFileCheck {
     /// `MDB_db` records 24 and 72 (48 bytes each: pad — the page size in the free tree's —,
     /// flags, depth, branch/leaf/overflow page counts, entries, root), last page 120,
     /// transaction ID 128).
-    struct Meta {
+    struct MetaPage {
         var index: Int
         var pageNumber: UInt64
         var flags: UInt16
@@ -125,14 +125,14 @@ enum DataFileCheck {
             // Shorter than a meta page: LMDB's magic where page 0 has it means a cut file.
             var head = [UInt8](repeating: 0, count: pageHeaderSize + 4)
             if head.withUnsafeMutableBytes({ pread(fd, $0.baseAddress, $0.count, 0) }) == head.count,
-               Meta(index: 0, bytes: head + [UInt8](repeating: 0, count: Meta.size - 4)).hasMagic {
+               MetaPage(index: 0, bytes: head + [UInt8](repeating: 0, count: MetaPage.size - 4)).hasMagic {
                 return DatabaseError(.corrupt, "'\(path)' is truncated: it is \(size) bytes, shorter than LMDB's header (two pages)")
             }
             return damagedOrForeign(fd: fd, size: size, path: path, what: "the file is \(size) bytes, shorter than LMDB's header")
         }
         // LMDB finds page 1 at page 0's page size; when page 0 is damaged, look for it at the
         // usual sizes.
-        var second: Meta?
+        var second: MetaPage?
         if first.problem == nil {
             second = readMeta(fd: fd, index: 1, offset: first.pageSize)
         } else {
@@ -172,7 +172,7 @@ enum DataFileCheck {
 
     /// True if every page from the end of the file to `meta.lastPage` is in LMDB's free-page
     /// list (a walk of its free tree; any page of it outside the file: false).
-    private static func tailIsFree(fd: Int32, meta: Meta, fileSize: Int) -> Bool {
+    private static func tailIsFree(fd: Int32, meta: MetaPage, fileSize: Int) -> Bool {
         let firstMissing = UInt64(fileSize / meta.pageSize)
         guard meta.lastPage >= firstMissing, meta.lastPage - firstMissing < 1 << 24 else { return false }
         var missing = Set(firstMissing...meta.lastPage)
@@ -184,7 +184,7 @@ enum DataFileCheck {
     /// `visit` with each free page number until it returns false. Returns what is wrong with
     /// the tree, or nil. LMDB merges these lists into memory it allocated when a write needs
     /// pages, trusting their lengths: a damaged list would make it write past that memory.
-    private static func walkFreeList(fd: Int32, meta: Meta, fileSize: Int, visit: (UInt64) -> Bool) -> String? {
+    private static func walkFreeList(fd: Int32, meta: MetaPage, fileSize: Int, visit: (UInt64) -> Bool) -> String? {
         let psize = meta.pageSize
         let filePages = UInt64(fileSize / psize)
         guard meta.freeRoot != invalidPage else { return nil }
@@ -271,11 +271,11 @@ enum DataFileCheck {
         return DatabaseError(.notADatabase, "'\(path)' is not a Tessera database: \(what) (if it was a database, its header is damaged)")
     }
 
-    private static func readMeta(fd: Int32, index: Int, offset: Int) -> Meta? {
-        var bytes = [UInt8](repeating: 0, count: pageHeaderSize + Meta.size)
+    private static func readMeta(fd: Int32, index: Int, offset: Int) -> MetaPage? {
+        var bytes = [UInt8](repeating: 0, count: pageHeaderSize + MetaPage.size)
         let n = bytes.withUnsafeMutableBytes { pread(fd, $0.baseAddress, $0.count, off_t(offset)) }
         guard n == bytes.count else { return nil }
-        return Meta(index: index, bytes: bytes)
+        return MetaPage(index: index, bytes: bytes)
     }
 }
 

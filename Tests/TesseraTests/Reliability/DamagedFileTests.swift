@@ -85,6 +85,14 @@ struct DamagedFileTests {
         try db.close()
     }
 
+    /// A scratch directory holding the sample database, the path of its data file and its bytes.
+    static func sample(_ label: String) throws -> (dir: ScratchDirectory, file: String, bytes: Data) {
+        let dir = ScratchDirectory(label)
+        try makeSample(dir.path)
+        let file = dir.path + "/data.mdb"
+        return (dir, file, try Data(contentsOf: URL(fileURLWithPath: file)))
+    }
+
     static func copy(_ from: String, to: String) throws {
         try? FileManager.default.removeItem(atPath: to)
         try FileManager.default.createDirectory(atPath: to, withIntermediateDirectories: false)
@@ -121,11 +129,8 @@ struct DamagedFileTests {
     /// A damaged meta page (LMDB's file header) is damage, not "not a database" — even when
     /// both are damaged, since the pages behind them are LMDB's.
     @Test func aDamagedHeaderIsReportedAsDamaged() throws {
-        let dir = ScratchDirectory("header")
+        let (dir, file, original) = try Self.sample("header")
         defer { dir.remove() }
-        try Self.makeSample(dir.path)
-        let file = dir.path + "/data.mdb"
-        let original = try Data(contentsOf: URL(fileURLWithPath: file))
         var bytes = original
         bytes[16] ^= 0x40  // meta page 0's magic
         try bytes.write(to: URL(fileURLWithPath: file))
@@ -144,11 +149,9 @@ struct DamagedFileTests {
     /// structure: the integrity check finds it through the document's checksum (its revision
     /// digest, FNV-1a of the generation and the body).
     @Test func aFlippedByteInAPropertyNameFailsTheCheck() throws {
-        let dir = ScratchDirectory("flip-name")
+        let (dir, file, original) = try Self.sample("flip-name")
         defer { dir.remove() }
-        try Self.makeSample(dir.path)
-        let file = dir.path + "/data.mdb"
-        var bytes = try Data(contentsOf: URL(fileURLWithPath: file))
+        var bytes = original
         let name = Data("publisher".utf8)
         var from = bytes.startIndex
         var flipped = 0
