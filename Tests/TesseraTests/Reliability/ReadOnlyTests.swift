@@ -119,6 +119,35 @@ struct ReadOnlyTests {
         #expect(result.withLock { $0 } == "11 true true")
     }
 
+    /// In one process: while a thread holds a batch open, other threads query, read and check
+    /// without waiting for it (and do not see its writes).
+    @Test func readersInTheSameProcessDoNotWaitForABatch() throws {
+        let dir = ScratchDirectory("same-process")
+        defer { dir.remove() }
+        try Self.makeShared(dir.path)
+        let db = try Database(path: dir.path)
+        defer { try? db.close() }
+        let c = try #require(try db.collection(name: "shared"))
+        let inside = DispatchSemaphore(value: 0)
+        let release = DispatchSemaphore(value: 0)
+        let writer = Thread {
+            try? db.inBatch {
+                try c.save(id: "pending", properties: ["i": 99])
+                inside.signal()
+                _ = release.wait(timeout: .now() + 20)
+            }
+        }
+        writer.start()
+        inside.wait()
+        defer { release.signal() }
+        let start = Date()
+        #expect(try c.document(id: "pending") == nil)
+        #expect(try db.createQuery("SELECT COUNT(*) AS n FROM shared").execute().allResults().first?.int(forKey: "n") == 11)
+        #expect(try db.performMaintenance(.integrityCheck).isOK)
+        #expect(try c.indexes() == ["byI"])
+        #expect(Date().timeIntervalSince(start) < 5)
+    }
+
     /// A copy whose files and directory nobody may write opens read-only by itself: reads work,
     /// writes are refused with a clear error. Root ignores permissions, so as root the tool runs
     /// as user `nobody` (setpriv); without setpriv the test is skipped as root.
