@@ -39,8 +39,11 @@ let package = Package(
             name: "CICU",
             linkerSettings: [.linkedLibrary("icui18n"), .linkedLibrary("icuuc"), .linkedLibrary("icudata")]
         ),
+        // LMDB calls that return an error instead of dying when a damaged page makes LMDB
+        // fault (SIGSEGV, SIGBUS) or fail an assertion (Sources/CLMDBGuard/include/CLMDBGuard.h).
+        .target(name: "CLMDBGuard", dependencies: ["CLMDB"]),
         // An engine internal (its API is `package`): not a product.
-        .target(name: "LMDB", dependencies: ["CLMDB"]),
+        .target(name: "LMDB", dependencies: ["CLMDB", "CLMDBGuard"]),
         .target(name: "Tessera", dependencies: ["LMDB", "CStemmer", "CICU"]),
         // Runs conformance fixtures (../shared/conformance/FORMAT.md) on temporary databases.
         .target(name: "TesseraConformance", dependencies: ["Tessera"]),

@@ -1,4 +1,5 @@
 import CLMDB
+import CLMDBGuard
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Darwin)
@@ -40,9 +41,13 @@ import Darwin
 
     @inlinable
     func move(_ op: MDB_cursor_op) throws -> Bool {
-        let rc = mdb_cursor_get(raw, &k, &v, op)
+        let rc = tessera_mdb_cursor_get(UnsafeMutableRawPointer(raw), &k, &v, op.rawValue)
         if rc == MDB_NOTFOUND { return false }
         try check(rc)
+        if let window = txn.window {
+            try window.check(k)
+            try window.check(v)
+        }
         return true
     }
 
@@ -86,7 +91,7 @@ import Darwin
 
     /// Deletes the current entry.
     @usableFromInline package func deleteCurrent() throws {
-        let rc = mdb_cursor_del(raw, 0)
+        let rc = tessera_mdb_cursor_del(UnsafeMutableRawPointer(raw), 0)
         try txn.checkWrite(rc)
     }
 

@@ -4,6 +4,7 @@
 // boundary: `@inlinable package` code may only use public or `@usableFromInline` symbols.
 
 import CLMDB
+import CLMDBGuard
 
 #if canImport(Glibc)
 import Glibc
@@ -40,6 +41,13 @@ import Darwin
         @usableFromInline package var noSubdirectory: Bool = false
         /// Skip fsync on commit (faster, loses the last transactions on power failure; never on a crash).
         @usableFromInline package var noSync: Bool = false
+        /// Open read-only (`MDB_RDONLY`): no write transaction can begin, the data file is
+        /// opened without write access, and nothing is created.
+        @usableFromInline package var readOnly: Bool = false
+        /// Do not use the lock file (`MDB_NOLOCK`): for a read-only environment whose lock file
+        /// cannot be opened for writing. Readers are then not registered, so a writer in another
+        /// process could reuse pages they read: only for files nobody writes.
+        @usableFromInline package var noLock: Bool = false
         /// Creates default options.
         @usableFromInline package init() {}
     }
@@ -51,12 +59,23 @@ import Darwin
     private var mapSize: Int
     // Transactions hold it shared while they live; remapping holds it exclusively.
     let gate = HoldGate()
+    /// The part of the map the data file covers (read-only transactions check what they return).
+    let window: MapWindow
     /// The thread running the write transaction (0: none), to catch re-entrant writes.
     private let writerThread = MutexLock()
     private var writer: UInt = 0
     private let poolLock = MutexLock()
     private var readerPool: [OpaquePointer] = []
     private var closed = false
+    /// Serialises the transactions that open tables (lmdb.h: `mdb_dbi_open` must not run in two
+    /// transactions of a process at once, and a transaction that used it must end before another
+    /// uses it). The write transaction holds it from its begin to its end; a read transaction
+    /// that opens tables (`readOpeningTables`) holds it too.
+    private let tableOpenLock = MutexLock()
+    /// Counts the read transactions that registered tables (under `tableOpenLock`): a write
+    /// transaction that began while one committed starts again, since it copied the table list
+    /// of the environment when it began.
+    private var tableRegistrations = 0
 
     /// Opens (creating if needed) the environment at `path`, a directory unless `noSubdirectory`.
     ///
@@ -70,7 +89,9 @@ import Darwin
         self.options = options
         let initialSize = min(options.initialMapSize, options.maxMapSize ?? Int.max)
         self.mapSize = initialSize
+        self.window = MapWindow()
         do {
+            tessera_lmdb_guard_env(UnsafeMutableRawPointer(raw))
             try check(mdb_env_set_maxdbs(raw, MDB_dbi(options.maxTables)))
             try check(mdb_env_set_maxreaders(raw, UInt32(options.maxReaders)))
             try check(mdb_env_set_mapsize(raw, initialSize))
@@ -79,6 +100,8 @@ import Darwin
             var flags = UInt32(MDB_NOTLS)
             if options.noSubdirectory { flags |= UInt32(MDB_NOSUBDIR) }
             if options.noSync { flags |= UInt32(MDB_NOSYNC) }
+            if options.readOnly { flags |= UInt32(MDB_RDONLY) }
+            if options.noLock { flags |= UInt32(MDB_NOLOCK) }
             try check(mdb_env_open(raw, path, flags, options.fileMode))
             // The file may already be larger than our initial size (another process grew it):
             // passing 0 adopts the size recorded in the file.
@@ -86,6 +109,13 @@ import Darwin
             var info = MDB_envinfo()
             try check(mdb_env_info(raw, &info))
             self.mapSize = info.me_mapsize
+            var fd: Int32 = -1
+            try check(mdb_env_get_fd(raw, &fd))
+            window.fd = fd
+            var st = MDB_stat()
+            try check(mdb_env_stat(raw, &st))
+            window.pageSize = st.ms_psize
+            establishWindow()
         } catch {
             // Every stored property is set, so deinit runs when this initializer throws:
             // mark the environment closed so that it does not close `raw` a second time.
@@ -160,7 +190,7 @@ import Darwin
         defer { gate.leave(thread) }
         var ok = false
         defer { releaseReader(raw, reusable: ok) }
-        let txn = Transaction(raw: raw, readOnly: true)
+        let txn = Transaction(raw: raw, readOnly: true, window: window)
         defer { txn.invalidate() }
         let result = try body(txn)
         ok = true
@@ -175,9 +205,45 @@ import Darwin
     @usableFromInline package func beginRead() throws -> Transaction {
         let thread = currentThreadID()
         let raw = try lockAndAcquireReader(thread)
-        let txn = Transaction(raw: raw, readOnly: true)
+        let txn = Transaction(raw: raw, readOnly: true, window: window)
         txn.holder = thread
         return txn
+    }
+
+    /// Runs `body` in a read-only transaction of its own that may open existing tables
+    /// (`Transaction.openTable(_:create: false)`): the handles stay valid for the environment
+    /// after it ends. It waits only for a write transaction of this process that is running
+    /// (never for another process's writer: LMDB's write lock is not taken).
+    package func readOpeningTables<R>(_ body: (Transaction) throws -> R) throws -> R {
+        let thread = currentThreadID()
+        var resized = false
+        while true {
+            // Another process grew the map: adopt its size holding nothing.
+            if resized { try adoptExternalSize() }
+            // Lock order, as in `write`: the gate, then the table lock.
+            gate.enter(thread)
+            defer { gate.leave(thread) }
+            tableOpenLock.lock()
+            defer { tableOpenLock.unlock() }
+            var raw: OpaquePointer?
+            let rc = mdb_txn_begin(env, nil, UInt32(MDB_RDONLY), &raw)
+            resized = rc == MDB_MAP_RESIZED
+            if resized { continue }
+            try check(rc)
+            let txn = Transaction(raw: raw!, readOnly: true, window: window)
+            do {
+                let result = try body(txn)
+                txn.invalidate()
+                // lmdb.h: committing a read-only transaction keeps the table handles it opened
+                // (aborting or resetting it would close them).
+                try check(tessera_mdb_txn_commit(UnsafeMutableRawPointer(raw)))
+                tableRegistrations += 1
+                return result
+            } catch {
+                if txn.raw != nil { txn.invalidate(); mdb_txn_abort(raw) }
+                throw error
+            }
+        }
     }
 
     /// Ends a transaction started by `beginRead()`.
@@ -219,17 +285,28 @@ import Darwin
                 gate.enter(thread)
                 defer { gate.leave(thread) }
                 var raw: OpaquePointer?
+                let registrations = tableOpenLock.withLock { tableRegistrations }
+                // Waits for another process's writer: the lock below is taken only after.
                 let rc = mdb_txn_begin(env, nil, 0, &raw)
                 if rc == MDB_MAP_RESIZED {
                     // Another process grew the map: adopt its size under the exclusive lock.
                     resized = true
                 } else {
                     try check(rc)
-                    let txn = Transaction(raw: raw!, readOnly: false)
+                    tableOpenLock.lock()
+                    defer { tableOpenLock.unlock() }
+                    if tableRegistrations != registrations {
+                        // A reader registered tables after this transaction copied the table
+                        // list: begin again (rare: another process changed the catalogue).
+                        mdb_txn_abort(raw)
+                        continue
+                    }
+                    window.refreshEnd()
+                    let txn = Transaction(raw: raw!, readOnly: false, window: window)
                     do {
                         let result = try body(txn)
                         txn.invalidate()
-                        try check(mdb_txn_commit(raw))
+                        try check(tessera_mdb_txn_commit(UnsafeMutableRawPointer(raw)))
                         return result
                     } catch {
                         if txn.raw != nil { txn.invalidate(); mdb_txn_abort(raw) }
@@ -254,6 +331,8 @@ import Darwin
             var info = MDB_envinfo()
             mdb_env_info(env, &info)
             gate.withMutex { mapSize = info.me_mapsize }
+            window.reset()
+            establishWindow()
         }
     }
 
@@ -281,6 +360,24 @@ import Darwin
         var info = MDB_envinfo()
         mdb_env_info(env, &info)
         gate.withMutex { mapSize = info.me_mapsize }
+        window.reset()
+        establishWindow()
+    }
+
+    /// Finds where the map is (`MapWindow`) from the first key of LMDB's main table, read
+    /// before any other value, so that a damaged value is never the first one checked.
+    /// Only while no other transaction of this process is open (opening, remapping).
+    private func establishWindow() {
+        var raw: OpaquePointer?
+        guard mdb_txn_begin(env, nil, UInt32(MDB_RDONLY), &raw) == 0, let raw else { return }
+        defer { mdb_txn_abort(raw) }
+        var cursor: OpaquePointer?
+        // MAIN_DBI (1): the table of the named tables.
+        guard tessera_mdb_cursor_open(UnsafeMutableRawPointer(raw), 1, &cursor) == 0 else { return }
+        defer { mdb_cursor_close(cursor) }
+        var k = MDB_val(), v = MDB_val()
+        guard tessera_mdb_cursor_get(UnsafeMutableRawPointer(cursor), &k, &v, MDB_FIRST.rawValue) == 0 else { return }
+        try? window.check(k)
     }
 
     // MARK: - Holds

@@ -1,4 +1,5 @@
 import CLMDB
+import CLMDBGuard
 
 /// An error reported by LMDB: the C return code and LMDB's own message.
 ///
@@ -14,8 +15,15 @@ import CLMDB
     /// Creates an error for an LMDB return code.
     @usableFromInline package init(code: Int32) { self.code = code }
 
-    /// LMDB's description of the code (`mdb_strerror`).
-    @usableFromInline package var message: String { String(cString: mdb_strerror(code)) }
+    /// LMDB's description of the code (`mdb_strerror`), or what the fault guard caught.
+    @usableFromInline package var message: String {
+        switch code {
+        case TESSERA_LMDB_FAULT: "LMDB failed on a damaged page: " + String(cString: tessera_lmdb_last_fault_message())
+        case LMDBError.outsideFile.code: "a value read lies outside the data file (a damaged page)"
+        case TESSERA_LMDB_DAMAGED_PAGE: "a page the write would change is damaged (the write was not made)"
+        default: String(cString: mdb_strerror(code))
+        }
+    }
 
     /// A readable description: the message and the code.
     @usableFromInline package var description: String { "LMDB error \(code): \(message)" }
@@ -42,6 +50,23 @@ import CLMDB
     @usableFromInline package static let versionMismatch = LMDBError(code: MDB_VERSION_MISMATCH)
     /// The database is corrupted.
     @usableFromInline package static let corrupted = LMDBError(code: MDB_CORRUPTED)
+    /// A page was not found (LMDB's "database corrupted" case of a page number beyond the file).
+    @usableFromInline package static let pageNotFound = LMDBError(code: MDB_PAGE_NOTFOUND)
+
+    /// True for the codes LMDB returns when it finds damaged data: `MDB_CORRUPTED`,
+    /// `MDB_PAGE_NOTFOUND`, `MDB_PANIC`, `MDB_PAGE_FULL` and `MDB_INCOMPATIBLE` (a table's
+    /// flags that do not match), and `MDB_BAD_TXN` (the transaction failed after such an error).
+    @usableFromInline package var meansDamage: Bool {
+        [MDB_CORRUPTED, MDB_PAGE_NOTFOUND, MDB_PANIC, MDB_PAGE_FULL, MDB_INCOMPATIBLE, MDB_BAD_TXN,
+         TESSERA_LMDB_FAULT, TESSERA_LMDB_DAMAGED_PAGE, LMDBError.outsideFile.code].contains(code)
+    }
+
+    /// LMDB faulted (SIGSEGV, SIGBUS) or failed an assertion on a damaged page; the guarded
+    /// call returned instead (CLMDBGuard).
+    @usableFromInline package static let fault = LMDBError(code: TESSERA_LMDB_FAULT)
+    /// A key or value LMDB returned lies outside the data file (`MapWindow`).
+    @usableFromInline package static let outsideFile = LMDBError(code: -30601)
+
     /// No space left on the device (errno ENOSPC).
     @usableFromInline package static let noSpace = LMDBError(code: 28)
 

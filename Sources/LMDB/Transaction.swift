@@ -1,4 +1,11 @@
 import CLMDB
+import CLMDBGuard
+import Synchronization
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
 
 /// A named LMDB table (a DBI). Cheap to copy; valid for the life of its environment.
 @usableFromInline package struct Table: Sendable, Hashable {
@@ -36,9 +43,29 @@ import CLMDB
     /// environment is counted for that thread until it ends, wherever it ends).
     var holder: UInt = 0
 
-    init(raw: OpaquePointer, readOnly: Bool) {
+    /// For a read-only transaction: the part of the memory map the data file covers, which
+    /// every key and value it returns must lie in (nil in a write transaction, whose values
+    /// may live in memory LMDB allocated).
+    @usableFromInline let window: MapWindow?
+    /// For a write transaction: the same, to find out whether a leaf page it is about to change
+    /// is still the file's own (and check it first: `tessera_lmdb_check_leaf`).
+    @usableFromInline let pages: MapWindow?
+
+    init(raw: OpaquePointer, readOnly: Bool, window: MapWindow? = nil) {
         self.raw = raw
         self.readOnly = readOnly
+        self.window = readOnly ? window : nil
+        self.pages = readOnly ? nil : window
+    }
+
+    /// Before changing `key` in `table`: checks the leaf page it lands on (see `pages`).
+    @inlinable @inline(__always)
+    func checkLeaf(_ table: Table, _ key: inout MDB_val) throws(LMDBError) {
+        guard let pages else { return }
+        let base = pages.base.load(ordering: .relaxed)
+        if base == 0 { return }
+        try check(tessera_lmdb_check_leaf(UnsafeMutableRawPointer(handle), table.dbi, &key, base,
+                                          pages.end.load(ordering: .relaxed), pages.pageSize))
     }
 
     func invalidate() { raw = nil }
@@ -65,7 +92,7 @@ import CLMDB
     @usableFromInline package func openTable(_ name: String, create: Bool = false) throws -> Table? {
         var dbi = MDB_dbi()
         let flags = create ? UInt32(MDB_CREATE) : 0
-        let rc = mdb_dbi_open(handle, name, flags, &dbi)
+        let rc = tessera_mdb_dbi_open(UnsafeMutableRawPointer(handle), name, flags, &dbi)
         if rc == MDB_NOTFOUND { return nil }
         try checkWrite(rc)
         return Table(dbi: dbi, name: name)
@@ -74,7 +101,7 @@ import CLMDB
     /// The names of the named tables in the environment (the keys of LMDB's main database).
     @usableFromInline package func tableNames() throws -> [String] {
         var dbi = MDB_dbi()
-        try check(mdb_dbi_open(handle, nil, 0, &dbi))
+        try check(tessera_mdb_dbi_open(UnsafeMutableRawPointer(handle), nil, 0, &dbi))
         var names: [String] = []
         try withCursor(Table(dbi: dbi, name: "")) { c in
             try c.forEach { k, _ in names.append(String(decoding: k, as: UTF8.self)); return true }
@@ -84,20 +111,20 @@ import CLMDB
 
     /// Empties a table, or deletes it from the environment when `delete` is true.
     @usableFromInline package func drop(_ table: Table, delete: Bool = false) throws {
-        try check(mdb_drop(handle, table.dbi, delete ? 1 : 0))
+        try check(tessera_mdb_drop(UnsafeMutableRawPointer(handle), table.dbi, delete ? 1 : 0))
     }
 
     /// The number of entries in a table.
     @usableFromInline package func count(_ table: Table) throws -> Int {
         var stat = MDB_stat()
-        try check(mdb_stat(handle, table.dbi, &stat))
+        try check(tessera_mdb_stat(UnsafeMutableRawPointer(handle), table.dbi, &stat))
         return stat.ms_entries
     }
 
     /// Pages used by a table (branch + leaf + overflow) times the page size.
     @usableFromInline package func byteSize(_ table: Table) throws -> Int {
         var stat = MDB_stat()
-        try check(mdb_stat(handle, table.dbi, &stat))
+        try check(tessera_mdb_stat(UnsafeMutableRawPointer(handle), table.dbi, &stat))
         return (stat.ms_branch_pages + stat.ms_leaf_pages + stat.ms_overflow_pages) * Int(stat.ms_psize)
     }
 
@@ -108,9 +135,10 @@ import CLMDB
     package func get(_ table: Table, key: UnsafeRawBufferPointer) throws -> UnsafeRawBufferPointer? {
         var k = MDB_val(mv_size: key.count, mv_data: UnsafeMutableRawPointer(mutating: key.baseAddress))
         var v = MDB_val()
-        let rc = mdb_get(handle, table.dbi, &k, &v)
+        let rc = tessera_mdb_get(UnsafeMutableRawPointer(handle), table.dbi, &k, &v)
         if rc == MDB_NOTFOUND { return nil }
         try check(rc)
+        try window?.check(v)
         return UnsafeRawBufferPointer(start: v.mv_data, count: v.mv_size)
     }
 
@@ -136,7 +164,8 @@ import CLMDB
                     flags: PutFlags = []) throws -> Bool {
         var k = MDB_val(mv_size: key.count, mv_data: UnsafeMutableRawPointer(mutating: key.baseAddress))
         var v = MDB_val(mv_size: value.count, mv_data: UnsafeMutableRawPointer(mutating: value.baseAddress))
-        let rc = mdb_put(handle, table.dbi, &k, &v, flags.rawValue)
+        try checkLeaf(table, &k)
+        let rc = tessera_mdb_put(UnsafeMutableRawPointer(handle), table.dbi, &k, &v, flags.rawValue)
         if rc == MDB_KEYEXIST && flags.contains(.noOverwrite) { return false }
         try checkWrite(rc)
         return true
@@ -156,7 +185,8 @@ import CLMDB
                             fill: (UnsafeMutableRawBufferPointer) throws -> Void) throws {
         var k = MDB_val(mv_size: key.count, mv_data: UnsafeMutableRawPointer(mutating: key.baseAddress))
         var v = MDB_val(mv_size: size, mv_data: nil)
-        let rc = mdb_put(handle, table.dbi, &k, &v, flags.rawValue | UInt32(MDB_RESERVE))
+        try checkLeaf(table, &k)
+        let rc = tessera_mdb_put(UnsafeMutableRawPointer(handle), table.dbi, &k, &v, flags.rawValue | UInt32(MDB_RESERVE))
         try checkWrite(rc)
         try fill(UnsafeMutableRawBufferPointer(start: v.mv_data, count: size))
     }
@@ -166,7 +196,8 @@ import CLMDB
     @inlinable
     package func delete(_ table: Table, key: UnsafeRawBufferPointer) throws -> Bool {
         var k = MDB_val(mv_size: key.count, mv_data: UnsafeMutableRawPointer(mutating: key.baseAddress))
-        let rc = mdb_del(handle, table.dbi, &k, nil)
+        try checkLeaf(table, &k)
+        let rc = tessera_mdb_del(UnsafeMutableRawPointer(handle), table.dbi, &k, nil)
         if rc == MDB_NOTFOUND { return false }
         try checkWrite(rc)
         return true
@@ -185,7 +216,7 @@ import CLMDB
     @inlinable
     package func withCursor<R>(_ table: Table, _ body: (Cursor) throws -> R) throws -> R {
         var cur: OpaquePointer?
-        try check(mdb_cursor_open(handle, table.dbi, &cur))
+        try check(tessera_mdb_cursor_open(UnsafeMutableRawPointer(handle), table.dbi, &cur))
         let cursor = Cursor(raw: cur!, txn: self)
         defer { cursor.close() }
         return try body(cursor)
@@ -194,7 +225,73 @@ import CLMDB
     /// Opens a cursor that the caller must `close()` before the transaction ends.
     @usableFromInline package func openCursor(_ table: Table) throws -> Cursor {
         var cur: OpaquePointer?
-        try check(mdb_cursor_open(handle, table.dbi, &cur))
+        try check(tessera_mdb_cursor_open(UnsafeMutableRawPointer(handle), table.dbi, &cur))
         return Cursor(raw: cur!, txn: self)
+    }
+}
+
+/// The part of the memory map that the data file covers: every key and value a read-only
+/// transaction returns must lie inside it. A damaged page can make LMDB return a value that
+/// runs past the end of the file; reading it would be a SIGBUS, so it is an error instead.
+///
+/// LMDB does not tell where it mapped the file: the address is derived from the first
+/// pointer checked (`tessera_lmdb_map_base`, which finds LMDB's meta pages there), again
+/// after each remap.
+@usableFromInline package final class MapWindow: @unchecked Sendable {
+    // @unchecked Sendable: every field is atomic, or set once before any transaction.
+    /// The map's address (0: not known yet).
+    @usableFromInline let base = Atomic<UInt>(0)
+    /// The address just past the file's last byte (0 while `base` is not known).
+    @usableFromInline let end = Atomic<UInt>(0)
+    /// Failed attempts to derive `base` since the last remap (it stops trying after a few).
+    private let attempts = Atomic<Int>(0)
+    /// The data file and LMDB's page size (set once, when the environment opens).
+    var fd: Int32 = -1
+    @usableFromInline var pageSize: UInt32 = 4096
+
+    init() {}
+
+    /// Forgets the map's address (after a remap: LMDB may have moved it).
+    func reset() {
+        end.store(0, ordering: .relaxed)
+        base.store(0, ordering: .relaxed)
+        attempts.store(0, ordering: .relaxed)
+    }
+
+    /// Throws when `value` does not lie inside the file (after checking the file's size again:
+    /// another process may have made it longer).
+    @inlinable @inline(__always)
+    func check(_ value: MDB_val) throws(LMDBError) {
+        let start = UInt(bitPattern: value.mv_data)
+        let (last, overflow) = start.addingReportingOverflow(UInt(value.mv_size))
+        if start < base.load(ordering: .relaxed) || overflow || last > end.load(ordering: .relaxed) {
+            try recheck(start: start, count: value.mv_size)
+        }
+    }
+
+    /// Reads the file's size again (at the start of a write transaction: the pages before it
+    /// are the file's own).
+    package func refreshEnd() {
+        let b = base.load(ordering: .relaxed)
+        var st = stat()
+        if b != 0, fstat(fd, &st) == 0 { end.store(b &+ UInt(st.st_size), ordering: .relaxed) }
+    }
+
+    @usableFromInline @inline(never)
+    package func recheck(start: UInt, count: Int) throws(LMDBError) {
+        if count == 0 { return }
+        var b = base.load(ordering: .relaxed)
+        if b == 0 {
+            guard attempts.load(ordering: .relaxed) < 8 else { return }  // cannot check
+            b = UInt(tessera_lmdb_map_base(UnsafeRawPointer(bitPattern: start), pageSize))
+            if b == 0 { attempts.add(1, ordering: .relaxed); return }
+            base.store(b, ordering: .relaxed)
+        }
+        var st = stat()
+        guard fstat(fd, &st) == 0 else { return }
+        let fileEnd = b &+ UInt(st.st_size)
+        end.store(fileEnd, ordering: .relaxed)
+        let (last, overflow) = start.addingReportingOverflow(UInt(count))
+        if start < b || overflow || last > fileEnd { throw LMDBError.outsideFile }
     }
 }

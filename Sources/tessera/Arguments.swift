@@ -117,6 +117,13 @@ struct Invocation {
         return try openDatabase(databasePath!, create: create)
     }
 
+    /// The database for a command that only reads: the shell's, or the DB operand opened
+    /// read-only (see `openDatabase`).
+    func readingDatabase() throws -> Database {
+        if let db = context.shellDatabase { return db }
+        return try openDatabase(databasePath!, create: false, readOnly: true)
+    }
+
     /// Closes `db` unless it belongs to the shell.
     func release(_ db: Database) {
         if context.shellDatabase == nil { try? db.close() }
@@ -161,7 +168,8 @@ func parseArguments(_ args: [String], for spec: CommandSpec, context: Context) t
         guard let opt = spec.options.first(where: { $0.name == name }) else {
             let known = spec.options.map(\.name)
             let hint = known.isEmpty ? " (it takes no options)" : " (options: \(known.joined(separator: ", ")))"
-            throw CLIError.usage("unknown option '\(name)'" + hint)
+            throw CLIError.usage("unknown option '\(name)'" + hint
+                + "; an operand that begins with \"-\" (a document ID) goes after \"--\"")
         }
         if opt.value == nil {
             if inline != nil { throw CLIError.usage("option \(name) takes no value") }

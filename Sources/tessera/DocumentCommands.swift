@@ -20,7 +20,10 @@ enum DocumentCommands {
         summary: "Print a document's JSON body.",
         options: [collectionOption, .flag("--meta", "Print {\"id\", \"sequence\", \"revisionID\", \"body\"} instead of the body")],
         minOperands: 1, maxOperands: 1,
-        details: "The body is indented on a terminal and compact when piped.",
+        details: """
+            The body is indented on a terminal and compact when piped.
+            \(idAfterDashes("cat DB"))
+            """,
         run: runCat)
 
     static let put = CommandSpec(
@@ -28,7 +31,10 @@ enum DocumentCommands {
         summary: "Create or replace a document (JSON may be \"-\" to read standard input).",
         options: [collectionOption],
         minOperands: 2, maxOperands: 2,
-        details: "Creates the database and the collection if they do not exist. The body must be a JSON object.",
+        details: """
+            Creates the database and the collection if they do not exist. The body must be a JSON object.
+            \(idAfterDashes("put DB", "'{}'"))
+            """,
         run: runPut)
 
     static let rm = CommandSpec(
@@ -36,6 +42,7 @@ enum DocumentCommands {
         summary: "Delete a document.",
         options: [collectionOption],
         minOperands: 1, maxOperands: 1,
+        details: idAfterDashes("rm DB"),
         run: runRm)
 
     static let collections = CommandSpec(
@@ -44,9 +51,14 @@ enum DocumentCommands {
         options: [.flag("--counts", "Also print the number of documents of each")],
         run: runCollections)
 
+    /// The help line about IDs that begin with "-" (base64 IDs, generated IDs).
+    static func idAfterDashes(_ command: String, _ rest: String = "") -> String {
+        "An ID that begins with \"-\" goes after \"--\", which ends the options: tessera \(command) -- -Xa9…" + (rest.isEmpty ? "" : " " + rest)
+    }
+
     static func runLs(_ inv: Invocation) throws -> Int32 {
         let limit = try inv.int("--limit", min: 0)
-        let db = try inv.database(create: false)
+        let db = try inv.readingDatabase()
         defer { inv.release(db) }
         let coll = try inv.collection(in: db, create: false)
         var n = 0
@@ -70,7 +82,7 @@ enum DocumentCommands {
 
     static func runCat(_ inv: Invocation) throws -> Int32 {
         let id = inv.operands[0]
-        let db = try inv.database(create: false)
+        let db = try inv.readingDatabase()
         defer { inv.release(db) }
         let coll = try inv.collection(in: db, create: false)
         guard let doc = try coll.document(id: id) else {
@@ -109,7 +121,7 @@ enum DocumentCommands {
     }
 
     static func runCollections(_ inv: Invocation) throws -> Int32 {
-        let db = try inv.database(create: false)
+        let db = try inv.readingDatabase()
         defer { inv.release(db) }
         let colls = try allCollections(db)
         let width = colls.map(\.fullName.count).max() ?? 0

@@ -38,10 +38,11 @@ enum ImportCommand {
         let files = inv.operands
         var total = 0
         for f in files where f != "-" {
-            guard let size = fileSize(f) else {
-                throw CLIError.failure(isDirectory(f) ? "'\(f)' is a directory, not a file" : "cannot open '\(f)': no such file")
-            }
-            total += size
+            if let size = fileSize(f) { total += size; continue }
+            // Not a regular file: a directory is refused; devices, pipes and process
+            // substitutions (/dev/fd/63) are read as they come.
+            if isDirectory(f) { throw CLIError.failure("'\(f)' is a directory, not a file") }
+            guard access(f, R_OK) == 0 else { throw CLIError.failure("cannot open '\(f)': \(String(cString: strerror(errno)))") }
         }
         // A map large enough for the input from the start saves growing it (and redoing the
         // batch that hit the limit) again and again.
@@ -155,7 +156,7 @@ struct Importer {
         while lines.offset < n {
             var inBatch = 0
             let batchStart = lines
-            try database.inBatch {
+            try Importer.commit(database, batchAt: "\(file):\(lines.line + 1)", committed: imported) {
                 // The engine may run a batch body again (after growing the memory map), so
                 // the body starts from the batch's first line every time.
                 (lines, inBatch) = (batchStart, 0)
@@ -175,6 +176,16 @@ struct Importer {
         }
     }
 
+    /// Runs one batch. When the write itself fails (disk full, I/O error), says how many
+    /// documents were committed before and where the batch that was not began.
+    static func commit(_ database: Database, batchAt start: String, committed: Int, _ body: () throws -> Void) throws {
+        do { try database.inBatch(body) } catch let e as DatabaseError where e.code == .diskFull || e.code == .storage {
+            let what = e.code == .diskFull ? "disk full" : e.message
+            let detail = e.code == .diskFull ? " (\((e.underlying as? any CustomStringConvertible)?.description ?? "no space left"))" : ""
+            throw CLIError.failure("\(what); \(plural(committed, "document")) committed, the batch starting at \(start) was not" + detail)
+        }
+    }
+
     private mutating func importArray(_ bytes: UnsafeRawBufferPointer, file: String) throws {
         let value: Value
         do { value = try JSONReader.parse(bytes) } catch {
@@ -186,7 +197,7 @@ struct Importer {
         var next = 0
         while next < items.count {
             let end = min(items.count, next + batchSize)
-            try database.inBatch {
+            try Importer.commit(database, batchAt: "\(file): element \(next + 1)", committed: imported) {
                 for k in next..<end { try store(items[k], file: file, line: nil, element: k + 1) }
             }
             imported += end - next

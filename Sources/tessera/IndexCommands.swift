@@ -97,7 +97,7 @@ enum IndexCommands {
     }
 
     static func runList(_ inv: Invocation) throws -> Int32 {
-        let db = try inv.database(create: false)
+        let db = try inv.readingDatabase()
         defer { inv.release(db) }
         let colls = inv.value("--collection") != nil ? [try inv.collection(in: db, create: false)] : try allCollections(db)
         var rows: [(String, String, String)] = []

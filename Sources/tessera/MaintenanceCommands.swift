@@ -21,7 +21,7 @@ enum MaintenanceCommands {
         run: runStats)
 
     static func runCheck(_ inv: Invocation) throws -> Int32 {
-        let db = try inv.database(create: false)
+        let db = try inv.readingDatabase()
         defer { inv.release(db) }
         let report = try db.performMaintenance(.integrityCheck)
         for line in report.problems { IO.out.line(line) }
@@ -32,7 +32,7 @@ enum MaintenanceCommands {
     }
 
     static func runStats(_ inv: Invocation) throws -> Int32 {
-        let db = try inv.database(create: false)
+        let db = try inv.readingDatabase()
         defer { inv.release(db) }
         let onDisk = fileSize(db.path + "/data.mdb") ?? 0
         IO.out.line("database     \(db.path)")

@@ -42,7 +42,7 @@ enum ObservationCommands {
     static func runChanges(_ inv: Invocation) throws -> Int32 {
         let since = try inv.int("--since", min: 0) ?? 0
         let limit = try inv.int("--limit", min: 0)
-        let db = try inv.database(create: false)
+        let db = try inv.readingDatabase()
         defer { inv.release(db) }
         let coll = try inv.collection(in: db, create: false)
         var last = UInt64(since)
@@ -80,7 +80,7 @@ enum ObservationCommands {
         let sql = try QueryCommands.readQueryText(inv.operands[0])
         let params = try QueryCommands.parameters(inv)
         let maxUpdates = try inv.int("--updates", min: 0)
-        let db = try inv.database(create: false)
+        let db = try inv.readingDatabase()
         defer { inv.release(db) }
         let query = try db.createQuery(sql)
         query.parameters = params

@@ -86,7 +86,7 @@ enum QueryCommands {
         let repeatCount = try inv.int("--repeat", min: 1)
         let sql = try readQueryText(inv.operands[0])
         let params = try parameters(inv)
-        let db = try inv.database(create: false)
+        let db = try inv.readingDatabase()
         defer { inv.release(db) }
         try execute(db: db, sql: sql, parameters: params, format: format,
                     explain: inv.has("--explain"), time: inv.has("--time"), repeatCount: repeatCount)
@@ -145,7 +145,7 @@ enum QueryCommands {
     static func runExplain(_ inv: Invocation) throws -> Int32 {
         let sql = try readQueryText(inv.operands[0])
         let params = try parameters(inv)
-        let db = try inv.database(create: false)
+        let db = try inv.readingDatabase()
         defer { inv.release(db) }
         let query = try db.createQuery(sql)
         query.parameters = params

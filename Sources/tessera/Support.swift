@@ -217,7 +217,11 @@ func isDirectory(_ path: String) -> Bool {
 
 /// Opens the database at `path`. Unless `create` is set, a missing database is an error
 /// (so a typo does not silently create an empty database).
-func openDatabase(_ path: String, create: Bool, initialMapSize: Int? = nil) throws -> Database {
+///
+/// With `readOnly` (commands that only read) it is opened read-only, so that it works on
+/// read-only copies and never changes anything — unless its format must be upgraded first,
+/// which needs a write.
+func openDatabase(_ path: String, create: Bool, initialMapSize: Int? = nil, readOnly: Bool = false) throws -> Database {
     if !create && !Database.exists(path: path) {
         if isDirectory(path) || fileSize(path) != nil {
             throw CLIError.failure("'\(path)' is not a Tessera database (no data.mdb inside)")
@@ -226,6 +230,12 @@ func openDatabase(_ path: String, create: Bool, initialMapSize: Int? = nil) thro
     }
     var config = DatabaseConfiguration()
     if let initialMapSize { config.initialMapSize = initialMapSize }
+    if readOnly {
+        config.readOnly = true
+        do { return try Database(path: path, configuration: config) } catch let e as DatabaseError where e.code == .readOnly {
+            config.readOnly = false  // an older format: the upgrade needs a write
+        }
+    }
     return try Database(path: path, configuration: config)
 }
 

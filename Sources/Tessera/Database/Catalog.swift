@@ -52,8 +52,9 @@ struct Catalog: Sendable {
         }
     }
 
-    /// Opens (creating) the tables of every collection and index.
-    mutating func openTables(txn: WriteTransaction) throws {
+    /// Opens the tables of every collection and index: creating them in a write transaction;
+    /// in a read snapshot (of `Store.readOpeningTables`) a missing one is `MissingTableError`.
+    mutating func openTables(txn: Snapshot) throws {
         for key in Array(collections.keys) {
             collections[key] = try Catalog.openCollection(key, txn: txn, definitions: indexDefinitions[key] ?? [])
         }
@@ -75,9 +76,9 @@ struct Catalog: Sendable {
         }
     }
 
-    static func openCollection(_ key: CollectionKey, txn: WriteTransaction, definitions: [IndexDefinition]) throws -> CollectionStore {
-        let docs = try txn.createTable(docTableName(key))
-        let seq = try txn.createTable(seqTableName(key))
+    static func openCollection(_ key: CollectionKey, txn: Snapshot, definitions: [IndexDefinition]) throws -> CollectionStore {
+        let docs = try txn.table(named: docTableName(key))
+        let seq = try txn.table(named: seqTableName(key))
         var indexes: [IndexStore] = []
         for def in definitions {
             indexes.append(try IndexStore.open(def, collection: key, txn: txn))

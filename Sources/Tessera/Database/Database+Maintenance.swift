@@ -39,50 +39,67 @@ extension Database {
         try inBatch?.flushCounters()
         let catalog = inBatch?.catalog ?? catalog.withLock { $0 }
         var report = IntegrityReport()
-        try read { txn in
-            for key in catalog.collections.keys.sorted() {
-                let store = catalog.collections[key]!
-                var live = 0
-                var sequences: [UInt64: String] = [:]
-                try txn.withCursor(store.docs) { c in
-                    try c.forEach { k, v in
-                        let id = String(decoding: k, as: UTF8.self)
-                        guard let h = DocumentRecord.header(v) else {
-                            report.problems.append("\(key): document '\(id)' has a damaged header")
-                            return true
-                        }
-                        if !h.deleted {
-                            live += 1
-                            if BinaryValue.root(DocumentRecord.body(v)).map({ $0.isValid }) != true {
-                                report.problems.append("\(key): document '\(id)' has a damaged body")
-                            }
-                        }
-                        sequences[h.sequence] = id
-                        return true
-                    }
-                }
-                report.documents += live
-                let counted = Int(Int64(bitPattern: try WriteContext.readCounter(txn: txn, meta: metaTable, name: "count:" + key.fullName)))
-                if counted != live { report.problems.append("\(key): document count says \(counted), found \(live) live documents") }
-                var bySeq = 0
-                let lastSeq = try WriteContext.readCounter(txn: txn, meta: metaTable, name: "seq:" + key.fullName)
-                try txn.withCursor(store.bySequence) { c in
-                    try c.forEach { k, v in
-                        bySeq += 1
-                        guard k.count == 8 else { report.problems.append("\(key): bad by-sequence key"); return true }
-                        let seq = UInt64(bigEndian: k.loadUnaligned(as: UInt64.self))
-                        let id = String(decoding: v, as: UTF8.self)
-                        if sequences[seq] != id { report.problems.append("\(key): by-sequence entry \(seq) → '\(id)' does not match a document") }
-                        if seq > lastSeq { report.problems.append("\(key): sequence \(seq) is above the collection's last sequence \(lastSeq)") }
-                        return true
-                    }
-                }
-                if bySeq != sequences.count { report.problems.append("\(key): \(sequences.count) documents but \(bySeq) by-sequence entries") }
-                for index in store.indexes {
-                    report.problems += try index.check(snapshot: txn, docs: store.docs, entries: &report.indexEntries)
-                }
+        // One snapshot per collection: a collection whose pages are damaged is reported (the
+        // snapshot that met the damage is abandoned) and the others are still checked.
+        for key in catalog.collections.keys.sorted() {
+            do {
+                try checkCollection(key, store: catalog.collections[key]!, into: &report)
+            } catch let e as DatabaseError where e.code == .corrupt {
+                report.problems.append("\(key): cannot be read to the end: \(e.message)")
             }
         }
         return report
+    }
+
+    private func checkCollection(_ key: CollectionKey, store: CollectionStore, into report: inout IntegrityReport) throws {
+        try read { txn in
+            var live = 0
+            var sequences: [UInt64: String] = [:]
+            try txn.withCursor(store.docs) { c in
+                try c.forEach { k, v in
+                    let id = String(decoding: k, as: UTF8.self)
+                    guard k.count <= IndexKey.maxDocIDBytes, !k.isEmpty else {
+                        report.problems.append("\(key): a document ID of \(k.count) bytes is damaged (IDs have 1 to \(IndexKey.maxDocIDBytes))")
+                        return true
+                    }
+                    guard let h = DocumentRecord.header(v) else {
+                        report.problems.append("\(key): document '\(id)' has a damaged header")
+                        return true
+                    }
+                    // The revision digest is a checksum of the generation and the body.
+                    if DocumentRecord.digest(generation: h.generation, body: DocumentRecord.body(v)) != h.digest {
+                        report.problems.append("\(key): document '\(id)' is damaged (its body does not match its checksum)")
+                    }
+                    if !h.deleted {
+                        live += 1
+                        if BinaryValue.root(DocumentRecord.body(v)).map({ $0.isValid }) != true {
+                            report.problems.append("\(key): document '\(id)' has a damaged body")
+                        }
+                    }
+                    sequences[h.sequence] = id
+                    return true
+                }
+            }
+            report.documents += live
+            let counted = Int(Int64(bitPattern: try WriteContext.readCounter(txn: txn, meta: metaTable, name: "count:" + key.fullName)))
+            if counted != live { report.problems.append("\(key): document count says \(counted), found \(live) live documents") }
+            var bySeq = 0
+            let lastSeq = try WriteContext.readCounter(txn: txn, meta: metaTable, name: "seq:" + key.fullName)
+            try txn.withCursor(store.bySequence) { c in
+                try c.forEach { k, v in
+                    bySeq += 1
+                    guard k.count == 8 else { report.problems.append("\(key): bad by-sequence key"); return true }
+                    let seq = UInt64(bigEndian: k.loadUnaligned(as: UInt64.self))
+                    let id = String(decoding: v, as: UTF8.self)
+                    if sequences[seq] != id { report.problems.append("\(key): by-sequence entry \(seq) → '\(id)' does not match a document") }
+                    if seq > lastSeq { report.problems.append("\(key): sequence \(seq) is above the collection's last sequence \(lastSeq)") }
+                    return true
+                }
+            }
+            if bySeq != sequences.count { report.problems.append("\(key): \(sequences.count) documents but \(bySeq) by-sequence entries") }
+            for index in store.indexes {
+                report.problems += try index.check(snapshot: txn, docs: store.docs, entries: &report.indexEntries)
+            }
+        }
     }
 }

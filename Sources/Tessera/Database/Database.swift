@@ -21,6 +21,14 @@ public struct DatabaseConfiguration: Sendable {
     /// Skip fsync on commit: faster bulk loads, but the last commits may be lost on power
     /// failure (never on a process crash). Off by default.
     public var noSync: Bool = false
+    /// Open the database read-only: nothing is created or changed (a missing database is
+    /// `.notFound`), and every write throws `DatabaseError` `.readOnly`. A database whose files
+    /// cannot be written (permissions, read-only media) opens read-only by itself.
+    /// Off by default.
+    ///
+    /// Readers never wait for a writer either way: opening takes LMDB's write lock only to
+    /// create a database or upgrade its format.
+    public var readOnly: Bool = false
 
     /// Creates a configuration; `directory` defaults to the current directory.
     public init(directory: String = ".") { self.directory = directory }
@@ -140,33 +148,42 @@ public final class Database: @unchecked Sendable {
 
     var isClosed: Bool { closed.load(ordering: .acquiring) }
 
+    /// True when the database cannot be written: opened with `DatabaseConfiguration.readOnly`,
+    /// or its files are read-only. Writes then throw `DatabaseError` `.readOnly`.
+    public var isReadOnly: Bool { store.isReadOnly }
+
     private static func openStorage(path: String, configuration: DatabaseConfiguration) throws
         -> (Store, StorageTable, Catalog)
     {
         if !FileSystem.fileExists(path) {
+            if configuration.readOnly {
+                throw DatabaseError(.notFound, "no database at '\(path)' (opened read-only: nothing is created)")
+            }
             guard mkdir(path, 0o700) == 0 || errno == EEXIST else {
                 throw DatabaseError(.storage, "cannot create database directory '\(path)': \(String(cString: strerror(errno)))")
             }
         } else if !FileSystem.isDirectory(path) {
             throw DatabaseError(.notADatabase, "'\(path)' is not a database directory")
         }
-        let env = try Store(path: path, options: StoreOptions(initialMapSize: configuration.initialMapSize, maxSize: configuration.maxSize,
-                                                              fileMode: configuration.fileMode, noSync: configuration.noSync))
+        let store = try Store(path: path, options: StoreOptions(initialMapSize: configuration.initialMapSize, maxSize: configuration.maxSize,
+                                                                fileMode: configuration.fileMode, noSync: configuration.noSync,
+                                                                readOnly: configuration.readOnly))
         do {
-            let (meta, catalog) = try env.write { txn -> (StorageTable, Catalog) in
+            // Most opens only read: no write lock, so never waiting for another process's writer.
+            let needs: String
+            switch try store.readOpeningTables({ try Database.load(txn: $0, path: path) }) {
+            case .ready(let meta, let catalog): return (store, meta, catalog)
+            case .needsWrite(let why): needs = why
+            }
+            if let reason = store.readOnlyReason {
+                throw DatabaseError(.readOnly, "cannot open '\(path)': it \(needs), which needs a write, and the database is read-only (\(reason))")
+            }
+            let (meta, catalog) = try store.write { txn -> (StorageTable, Catalog) in
                 let hadTables = try !txn.tableNames().isEmpty
                 let meta = try txn.createTable("meta")
                 var storedVersion = Database.formatVersion
                 if let fmt = try txn.get(meta, key: "format") {
-                    guard fmt.count == 8, Array(fmt[0..<4]) == Database.magic else {
-                        throw DatabaseError(.notADatabase, "'\(path)' is an LMDB file but not a Tessera database")
-                    }
-                    let version = UInt32(littleEndian: fmt.loadUnaligned(fromByteOffset: 4, as: UInt32.self))
-                    guard version <= Database.formatVersion else {
-                        throw DatabaseError(.unsupportedVersion,
-                            "'\(path)' was written by a newer Tessera (format \(version)); this version reads format \(Database.formatVersion) or older")
-                    }
-                    storedVersion = version
+                    storedVersion = try Database.storedVersion(fmt, path: path)
                 } else {
                     if hadTables {
                         throw DatabaseError(.notADatabase, "'\(path)' is an LMDB file but not a Tessera database")
@@ -184,11 +201,52 @@ public final class Database: @unchecked Sendable {
                 }
                 return (meta, catalog)
             }
-            return (env, meta, catalog)
+            return (store, meta, catalog)
         } catch {
-            env.close()
+            store.close()
             throw error
         }
+    }
+
+    private enum OpenState {
+        case ready(StorageTable, Catalog)
+        /// Opening must write: why ("is new", "must be upgraded from format 2", …).
+        case needsWrite(String)
+    }
+
+    /// Loads the catalogue and opens every table in a read snapshot; says what needs a write.
+    private static func load(txn: Snapshot, path: String) throws -> OpenState {
+        let meta: StorageTable
+        do { meta = try txn.table(named: "meta") } catch is MissingTableError {
+            if try !txn.tableNames().isEmpty {
+                throw DatabaseError(.notADatabase, "'\(path)' is an LMDB file but not a Tessera database")
+            }
+            return .needsWrite("is a new database")
+        }
+        guard let fmt = try txn.get(meta, key: "format") else {
+            throw DatabaseError(.notADatabase, "'\(path)' is an LMDB file but not a Tessera database")
+        }
+        let version = try storedVersion(fmt, path: path)
+        if version < formatVersion { return .needsWrite("must be upgraded from format \(version) to \(formatVersion)") }
+        var catalog = try Catalog.load(txn: txn, meta: meta)
+        if catalog.collections[.defaultCollection] == nil { return .needsWrite("has no default collection yet") }
+        do { try catalog.openTables(txn: txn) } catch let e as MissingTableError {
+            return .needsWrite("misses a table (\(e))")
+        }
+        return .ready(meta, catalog)
+    }
+
+    /// The format version of a `format` record.
+    private static func storedVersion(_ fmt: UnsafeRawBufferPointer, path: String) throws -> UInt32 {
+        guard fmt.count == 8, Array(fmt[0..<4]) == Database.magic else {
+            throw DatabaseError(.notADatabase, "'\(path)' is an LMDB file but not a Tessera database")
+        }
+        let version = UInt32(littleEndian: fmt.loadUnaligned(fromByteOffset: 4, as: UInt32.self))
+        guard version <= Database.formatVersion else {
+            throw DatabaseError(.unsupportedVersion,
+                "'\(path)' was written by a newer Tessera (format \(version)); this version reads format \(Database.formatVersion) or older")
+        }
+        return version
     }
 
     // MARK: - Transactions
@@ -260,12 +318,29 @@ public final class Database: @unchecked Sendable {
         try Catalog.storedGeneration(txn: txn, meta: metaTable) > catalog.withLock { $0.generation }
     }
 
-    /// Loads the catalogue another process wrote: an empty write transaction, whose start
-    /// reloads it and opens the new tables, and whose commit publishes it (nothing is written).
-    /// Never called while this thread holds a read snapshot (a write may have to wait for
-    /// readers to let the map grow).
+    /// Loads the catalogue another process wrote, opening its new tables in a read snapshot of
+    /// their own: no write lock, so it never waits for another process's writer (only for a
+    /// write transaction of this process that is running). Inside a batch the transaction
+    /// already holds the newest catalogue. Never called while this thread holds a read snapshot.
     func reloadCatalog() throws {
-        try write { _ in }
+        if currentWrite() != nil { return }
+        let fresh: Catalog
+        do {
+            fresh = try store.readOpeningTables { txn in
+                var c = try Catalog.load(txn: txn, meta: metaTable)
+                try c.openTables(txn: txn)
+                return c
+            }
+        } catch let e as MissingTableError {
+            throw DatabaseError(.corrupt, "the catalogue of '\(path)' names a table that is not in the file: \(e)")
+        }
+        catalog.withLock {
+            if fresh.generation > $0.generation {
+                var c = fresh
+                c.version = $0.version &+ 1
+                $0 = c
+            }
+        }
     }
 
     /// Reloads the catalogue if another process changed it; true if it did. Inside a batch the

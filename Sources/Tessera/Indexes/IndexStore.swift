@@ -46,14 +46,14 @@ final class IndexStore: @unchecked Sendable {
         _ = try kindType.init(definition: def, compiled: compiled)
     }
 
-    /// Opens (creating its tables) the index a definition describes.
-    static func open(_ def: IndexDefinition, collection: CollectionKey, txn: WriteTransaction) throws -> IndexStore {
+    /// Opens the index a definition describes (creating its tables in a write transaction).
+    static func open(_ def: IndexDefinition, collection: CollectionKey, txn: Snapshot) throws -> IndexStore {
         let kindType = try IndexKinds.kind(of: def.type)
         let compiled = try IndexCompiler.compile(def, collection: collection, kind: kindType)
         let kind = try kindType.init(definition: def, compiled: compiled)
         let base = tableName(collection, def.name)
-        let table = try txn.createTable(base)
-        let extra = try kindType.extraTableSuffixes.map { try txn.createTable(base + $0) }
+        let table = try txn.table(named: base)
+        let extra = try kindType.extraTableSuffixes.map { try txn.table(named: base + $0) }
         return IndexStore(definition: def, collection: collection, table: table, extraTables: extra, compiled: compiled, kind: kind)
     }
 

@@ -35,10 +35,16 @@ public struct DatabaseError: Error, Sendable, CustomStringConvertible {
         /// A documented limit of the database was reached: too many collections and indexes
         /// (LMDB tables, see `Database.createCollection(name:scope:)`).
         case limitReached
-        /// The storage layer failed (disk full, I/O error, map limit reached).
+        /// The storage layer failed (I/O error, map limit reached).
         case storage
-        /// Data in the file is damaged.
+        /// The disk (or the user's quota) is full: the transaction was not written; everything
+        /// committed before it is intact.
+        case diskFull
+        /// Data in the file is damaged (a truncated or overwritten file, a damaged page or record).
         case corrupt
+        /// The database is read-only (`DatabaseConfiguration.readOnly`, or its files cannot be
+        /// written), and the operation would write.
+        case readOnly
     }
 
     /// The class of error.
@@ -72,6 +78,9 @@ extension DatabaseError {
     static func storage(_ error: any Error, _ context: String) -> DatabaseError {
         if let e = error as? DatabaseError { return e }
         if let e = error as? LMDBError {
+            if e.meansDamage {
+                return DatabaseError(.corrupt, "\(context): the database file is damaged (\(e.message))", underlying: e)
+            }
             return DatabaseError(.storage, "\(context): \(e.message)", underlying: e)
         }
         return DatabaseError(.storage, "\(context): \(error)")

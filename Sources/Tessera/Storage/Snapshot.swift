@@ -66,8 +66,13 @@ class Snapshot {
     /// The names of every table.
     final func tableNames() throws -> [String] { try lmdb.tableNames() }
 
-    /// Opens a table by name; nil if it does not exist.
-    final func existingTable(_ name: String) throws -> StorageTable? { try lmdb.openTable(name, create: false) }
+    /// The table `name` of the catalogue: in a write transaction opened and created if needed;
+    /// in a read snapshot opened if it exists, else `MissingTableError`. Only in a write
+    /// transaction or a snapshot of `Store.readOpeningTables` (LMDB's rule for opening tables).
+    func table(named name: String) throws -> StorageTable {
+        guard let t = try lmdb.openTable(name, create: false) else { throw MissingTableError(name: name) }
+        return t
+    }
 
     /// A cursor over `table`, closed by `close()` (or when the snapshot ends).
     @inline(__always)
@@ -127,6 +132,9 @@ final class WriteTransaction: Snapshot {
         try lmdb.drop(table, delete: delete)
     }
 
+    /// Opens (creating) a table.
+    override func table(named name: String) throws -> StorageTable { try createTable(name) }
+
     /// Opens (creating) a table. LMDB's table limit becomes `DatabaseError.limitReached`.
     func createTable(_ name: String) throws -> StorageTable {
         do {
@@ -167,6 +175,12 @@ final class WriteTransaction: Snapshot {
         pendingOrder = []
         for id in order { try work[id]?.flush(self) }
     }
+}
+
+/// A table the catalogue names is not in the file (read snapshots do not create tables).
+struct MissingTableError: Error, CustomStringConvertible {
+    var name: String
+    var description: String { "table '\(name)' named in the catalogue is missing" }
 }
 
 /// Work an index queues in a write transaction and applies in one go (see `WriteTransaction`).

@@ -375,7 +375,7 @@ struct CLIImportTests {
         #expect(try CLI.run(["ls", db]).lines.isEmpty)
         let missing = try CLI.run(["import", db, tmp.file("none.jsonl")])
         #expect(missing.code == 1)
-        #expect(missing.err.contains("no such file"))
+        #expect(missing.err.contains("No such file"))
         #expect(try CLI.run(["import", db, notObject, "--batch", "x"]).code == 2)
     }
 

@@ -29,6 +29,9 @@ extension KeyedIndexKind {
         try txn.withCursor(docs) { c in
             try c.forEach { k, v in
                 guard let h = DocumentRecord.header(v), !h.deleted else { return true }
+                guard k.count <= IndexKey.maxDocIDBytes else {
+                    throw DatabaseError(.corrupt, "cannot index '\(index.collection)': a document ID of \(k.count) bytes is damaged")
+                }
                 let id = String(decoding: k, as: UTF8.self)
                 all.append(contentsOf: entries(index, docID: id, body: DocumentRecord.body(v), context: ctx))
                 return true
@@ -47,7 +50,8 @@ extension KeyedIndexKind {
         let ctx = index.makeContext(snapshot)
         try snapshot.withCursor(docs) { c in
             try c.forEach { k, v in
-                guard let h = DocumentRecord.header(v), !h.deleted else { return true }
+                // A damaged ID is reported by the document check.
+                guard let h = DocumentRecord.header(v), !h.deleted, k.count <= IndexKey.maxDocIDBytes else { return true }
                 expected += entries(index, docID: String(decoding: k, as: UTF8.self), body: DocumentRecord.body(v), context: ctx)
                 return true
             }

@@ -1,0 +1,205 @@
+// See CLMDBGuard.h. A guarded call records a jump buffer in a thread-local pointer before
+// calling LMDB; the SIGSEGV/SIGBUS handler (and LMDB's assert callback) jumps back to it when
+// the fault happened on a thread inside such a call. The handlers are installed with
+// SA_NODEFER, so the signal is not left blocked after the jump.
+#define _GNU_SOURCE
+#include "CLMDBGuard.h"
+#include <lmdb.h>
+#include <pthread.h>
+#include <setjmp.h>
+#include <signal.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+
+static __thread sigjmp_buf *current_guard;
+static __thread int last_signal;
+static __thread char last_message[240];
+
+static struct sigaction previous_segv, previous_bus;
+static pthread_once_t install_once = PTHREAD_ONCE_INIT;
+
+static void forward(int sig, siginfo_t *info, void *context) {
+    struct sigaction *previous = sig == SIGBUS ? &previous_bus : &previous_segv;
+    if (previous->sa_flags & SA_SIGINFO) {
+        if (previous->sa_sigaction) { previous->sa_sigaction(sig, info, context); return; }
+    } else if (previous->sa_handler != SIG_DFL && previous->sa_handler != SIG_IGN) {
+        previous->sa_handler(sig);
+        return;
+    }
+    // The default action: put it back; returning re-runs the faulting instruction.
+    signal(sig, SIG_DFL);
+}
+
+static void on_fault(int sig, siginfo_t *info, void *context) {
+    sigjmp_buf *guard = current_guard;
+    if (guard == NULL) { forward(sig, info, context); return; }
+    current_guard = NULL;
+    last_signal = sig;
+    // snprintf is not async-signal-safe in general; this thread was inside LMDB, not inside
+    // the C library's formatting code, so it is safe here.
+    snprintf(last_message, sizeof last_message, "%s reading address %p",
+             sig == SIGBUS ? "SIGBUS (a page past the end of the file)" : "SIGSEGV (a wild pointer)",
+             info ? info->si_addr : NULL);
+    siglongjmp(*guard, 1);
+}
+
+static void on_assert(MDB_env *env, const char *message) {
+    (void)env;
+    sigjmp_buf *guard = current_guard;
+    if (guard == NULL) return;  // LMDB aborts
+    current_guard = NULL;
+    last_signal = 0;
+    snprintf(last_message, sizeof last_message, "LMDB assertion: %s", message);
+    siglongjmp(*guard, 1);
+}
+
+static void install(void) {
+    struct sigaction action;
+    memset(&action, 0, sizeof action);
+    action.sa_sigaction = on_fault;
+    action.sa_flags = SA_SIGINFO | SA_NODEFER;
+    sigemptyset(&action.sa_mask);
+    sigaction(SIGSEGV, &action, &previous_segv);
+    sigaction(SIGBUS, &action, &previous_bus);
+}
+
+void tessera_lmdb_guard_env(void *env) {
+    pthread_once(&install_once, install);
+    mdb_env_set_assert((MDB_env *)env, on_assert);
+}
+
+int tessera_lmdb_last_fault_signal(void) { return last_signal; }
+const char *tessera_lmdb_last_fault_message(void) { return last_message; }
+
+// One guarded call: `call` runs with this thread's guard set; a fault returns TESSERA_LMDB_FAULT.
+#define GUARDED(call)                                   \
+    do {                                                \
+        sigjmp_buf here;                                \
+        sigjmp_buf *outer = current_guard;              \
+        if (sigsetjmp(here, 0) != 0) {                  \
+            current_guard = outer;                      \
+            return TESSERA_LMDB_FAULT;                  \
+        }                                               \
+        current_guard = &here;                          \
+        int rc_ = (call);                               \
+        current_guard = outer;                          \
+        return rc_;                                     \
+    } while (0)
+
+static unsigned long map_base(const void *pointer, unsigned int page_size) {
+    if (pointer == NULL || page_size < 512 || (page_size & (page_size - 1)) != 0) return 0;
+    const unsigned char *page = (const unsigned char *)((uintptr_t)pointer & ~(uintptr_t)(page_size - 1));
+    uint64_t number;
+    memcpy(&number, page, sizeof number);
+    if (number > (uintptr_t)page / page_size) return 0;
+    const unsigned char *base = page - number * page_size;
+    // Page 0 and page 1: page number, P_META in the flags, then MDB_MAGIC.
+    for (unsigned int i = 0; i < 2; i++) {
+        const unsigned char *meta = base + i * page_size;
+        uint64_t pgno;
+        uint16_t flags;
+        uint32_t magic;
+        memcpy(&pgno, meta, sizeof pgno);
+        memcpy(&flags, meta + 10, sizeof flags);
+        memcpy(&magic, meta + 16, sizeof magic);
+        if (pgno != i || (flags & 0x08) == 0 || magic != 0xBEEFC0DE) return 0;
+    }
+    return (unsigned long)(uintptr_t)base;
+}
+
+unsigned long tessera_lmdb_map_base(const void *pointer, unsigned int page_size) {
+    sigjmp_buf here;
+    sigjmp_buf *outer = current_guard;
+    if (sigsetjmp(here, 0) != 0) {
+        current_guard = outer;
+        return 0;
+    }
+    current_guard = &here;
+    unsigned long base = map_base(pointer, page_size);
+    current_guard = outer;
+    return base;
+}
+
+// The structure of a leaf page: header, pointer array, nodes (LMDB 0.9's MDB_page and
+// MDB_node layouts: a node is lo, hi (the data size), flags, key size, then key and data).
+static int leaf_is_valid(const unsigned char *page, uint64_t number, unsigned int page_size, int main_table) {
+    uint64_t pgno;
+    uint16_t flags, lower, upper;
+    memcpy(&pgno, page, 8);
+    memcpy(&flags, page + 10, 2);
+    memcpy(&lower, page + 12, 2);
+    memcpy(&upper, page + 14, 2);
+    if (pgno != number) return 0;
+    if ((flags & 0x02) == 0 || (flags & (0x01 | 0x04 | 0x08 | 0x20)) != 0) return 0;  // a plain leaf
+    if (lower < 16 || lower > upper || upper > page_size) return 0;
+    unsigned int count = (lower - 16) / 2;
+    for (unsigned int i = 0; i < count; i++) {
+        uint16_t offset;
+        memcpy(&offset, page + 16 + 2 * i, 2);
+        if (offset < upper || (unsigned int)offset + 8 > page_size) return 0;
+        const unsigned char *node = page + offset;
+        uint16_t lo, hi, node_flags, key_size;
+        memcpy(&lo, node, 2);
+        memcpy(&hi, node + 2, 2);
+        memcpy(&node_flags, node + 4, 2);
+        memcpy(&key_size, node + 6, 2);
+        // F_BIGDATA 0x01 (the data is an overflow page number), F_SUBDATA 0x02 (a table's
+        // record, in the main table only); F_DUPDATA 0x04 is never used by these tables.
+        if ((node_flags & ~0x03) != 0 || ((node_flags & 0x02) && !main_table)) return 0;
+        size_t data_size = (node_flags & 0x01) ? 8 : ((size_t)lo | (size_t)hi << 16);
+        if ((size_t)offset + 8 + key_size + data_size > page_size) return 0;
+    }
+    return 1;
+}
+
+int tessera_lmdb_check_leaf(void *txn, unsigned int dbi, void *key, unsigned long map_base, unsigned long map_end,
+                            unsigned int page_size) {
+    if (map_base == 0 || page_size < 512 || (page_size & (page_size - 1)) != 0) return 0;
+    MDB_cursor *cursor = NULL;
+    int rc = tessera_mdb_cursor_open(txn, dbi, &cursor);
+    if (rc != 0) return rc;
+    MDB_val k = *(MDB_val *)key, v;
+    rc = tessera_mdb_cursor_get(cursor, &k, &v, MDB_SET_RANGE);
+    if (rc == MDB_NOTFOUND) rc = tessera_mdb_cursor_get(cursor, &k, &v, MDB_LAST);
+    mdb_cursor_close(cursor);
+    if (rc == MDB_NOTFOUND) return 0;  // an empty table
+    if (rc != 0) return rc;
+    uintptr_t at = (uintptr_t)k.mv_data;
+    if (at < map_base || at >= map_end) return 0;  // a page this transaction copied already
+    uintptr_t page = at & ~(uintptr_t)(page_size - 1);
+    if (page + page_size > map_end) return TESSERA_LMDB_DAMAGED_PAGE;
+    sigjmp_buf here;
+    sigjmp_buf *outer = current_guard;
+    if (sigsetjmp(here, 0) != 0) {
+        current_guard = outer;
+        return TESSERA_LMDB_FAULT;
+    }
+    current_guard = &here;
+    int valid = leaf_is_valid((const unsigned char *)page, (page - map_base) / page_size, page_size, dbi == 1);
+    current_guard = outer;
+    return valid ? 0 : TESSERA_LMDB_DAMAGED_PAGE;
+}
+
+int tessera_mdb_cursor_get(void *cursor, void *key, void *data, unsigned int op) {
+    GUARDED(mdb_cursor_get((MDB_cursor *)cursor, (MDB_val *)key, (MDB_val *)data, (MDB_cursor_op)op));
+}
+int tessera_mdb_get(void *txn, unsigned int dbi, void *key, void *data) {
+    GUARDED(mdb_get((MDB_txn *)txn, dbi, (MDB_val *)key, (MDB_val *)data));
+}
+int tessera_mdb_put(void *txn, unsigned int dbi, void *key, void *data, unsigned int flags) {
+    GUARDED(mdb_put((MDB_txn *)txn, dbi, (MDB_val *)key, (MDB_val *)data, flags));
+}
+int tessera_mdb_del(void *txn, unsigned int dbi, void *key, void *data) {
+    GUARDED(mdb_del((MDB_txn *)txn, dbi, (MDB_val *)key, (MDB_val *)data));
+}
+int tessera_mdb_cursor_del(void *cursor, unsigned int flags) { GUARDED(mdb_cursor_del((MDB_cursor *)cursor, flags)); }
+int tessera_mdb_drop(void *txn, unsigned int dbi, int del) { GUARDED(mdb_drop((MDB_txn *)txn, dbi, del)); }
+int tessera_mdb_stat(void *txn, unsigned int dbi, void *stat) { GUARDED(mdb_stat((MDB_txn *)txn, dbi, (MDB_stat *)stat)); }
+int tessera_mdb_dbi_open(void *txn, const char *name, unsigned int flags, unsigned int *dbi) {
+    GUARDED(mdb_dbi_open((MDB_txn *)txn, name, flags, dbi));
+}
+int tessera_mdb_cursor_open(void *txn, unsigned int dbi, void *cursor_out) {
+    GUARDED(mdb_cursor_open((MDB_txn *)txn, dbi, (MDB_cursor **)cursor_out));
+}
+int tessera_mdb_txn_commit(void *txn) { GUARDED(mdb_txn_commit((MDB_txn *)txn)); }

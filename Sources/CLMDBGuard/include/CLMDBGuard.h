@@ -1,0 +1,60 @@
+// Calls into LMDB that survive damaged pages.
+//
+// LMDB 0.9 trusts the pages of its file: a damaged page makes it read through a wild pointer
+// (SIGSEGV), past the end of the file (SIGBUS), or fail one of its assertions (abort). Each
+// function here makes one LMDB call that reads pages; if that call faults, or LMDB's assert
+// callback runs, the call returns TESSERA_LMDB_FAULT instead of the process dying. The
+// transaction is then in an unknown state: the caller aborts it and reports damage.
+//
+// Only faults raised while this thread is inside one of these calls are caught; any other
+// SIGSEGV or SIGBUS goes to the handler that was installed before (or the default action).
+#ifndef CLMDBGUARD_H
+#define CLMDBGUARD_H
+
+// The parameters are LMDB's (MDB_env *, MDB_txn *, MDB_cursor *, MDB_val *, MDB_stat *,
+// MDB_cursor **) passed as untyped pointers: this header does not include lmdb.h, whose types
+// the CLMDB module owns.
+
+/// The code a guarded call returns when LMDB faulted inside it.
+#define TESSERA_LMDB_FAULT (-30600)
+
+/// Installs the fault handlers (once per process; later calls do nothing) and makes `env`'s
+/// assertion failures return from the guarded call instead of aborting.
+void tessera_lmdb_guard_env(void *env);
+
+/// The signal of the last fault caught on this thread (SIGSEGV, SIGBUS), or 0 for an
+/// assertion of LMDB.
+int tessera_lmdb_last_fault_signal(void);
+/// A description of the last fault caught on this thread.
+const char *tessera_lmdb_last_fault_message(void);
+
+/// The address where LMDB mapped the data file, derived from `pointer`, an address LMDB
+/// returned inside page P of the map (the start of P minus P × `page_size`; P is read from
+/// the page's header), and accepted only if LMDB's two meta pages are found at that address
+/// (their magic and page numbers). 0 when it cannot be derived (a damaged page).
+unsigned long tessera_lmdb_map_base(const void *pointer, unsigned int page_size);
+
+/// The code `tessera_lmdb_check_leaf` returns for a damaged page.
+#define TESSERA_LMDB_DAMAGED_PAGE (-30602)
+
+/// Before a write transaction changes `key` in table `dbi`: finds the leaf page where the
+/// key is or would go and, if that page is still the file's own (inside [map_base, map_end),
+/// not yet copied by this transaction), checks its structure — its page number, that it is a
+/// leaf, its free-space bounds, and that every node lies inside the page — so that LMDB never
+/// modifies a damaged page (it would write past its copy of the page, into the heap). Returns
+/// 0, TESSERA_LMDB_DAMAGED_PAGE, TESSERA_LMDB_FAULT or an LMDB error code.
+int tessera_lmdb_check_leaf(void *txn, unsigned int dbi, void *key, unsigned long map_base, unsigned long map_end,
+                            unsigned int page_size);
+
+int tessera_mdb_cursor_get(void *cursor, void *key, void *data, unsigned int op);
+int tessera_mdb_get(void *txn, unsigned int dbi, void *key, void *data);
+int tessera_mdb_put(void *txn, unsigned int dbi, void *key, void *data, unsigned int flags);
+int tessera_mdb_del(void *txn, unsigned int dbi, void *key, void *data);
+int tessera_mdb_cursor_del(void *cursor, unsigned int flags);
+int tessera_mdb_drop(void *txn, unsigned int dbi, int del);
+int tessera_mdb_stat(void *txn, unsigned int dbi, void *stat);
+int tessera_mdb_dbi_open(void *txn, const char *name, unsigned int flags, unsigned int *dbi);
+int tessera_mdb_cursor_open(void *txn, unsigned int dbi, void *cursor_out);
+int tessera_mdb_txn_commit(void *txn);
+
+#endif
