@@ -44,11 +44,13 @@ import Darwin
         @usableFromInline package init() {}
     }
 
-    @usableFromInline let env: OpaquePointer
+    /// The LMDB environment. Replaced only by a compaction (`compact()`), under the gate held
+    /// exclusively: read it only while holding the gate (inside a transaction or `withEnvironment`).
+    @usableFromInline var env: OpaquePointer
     /// The path the environment was opened at.
     @usableFromInline package let path: String
     let options: Options
-    private var mapSize: Int
+    var mapSize: Int
     // Transactions hold it shared while they live; remapping holds it exclusively.
     let gate = HoldGate()
     /// The thread running the write transaction (0: none), to catch re-entrant writes.
@@ -56,7 +58,16 @@ import Darwin
     private var writer: UInt = 0
     private let poolLock = MutexLock()
     private var readerPool: [OpaquePointer] = []
-    private var closed = false
+    var closed = false
+    /// Set when a compaction swapped the file but could not reopen it: every later
+    /// transaction fails (written under the gate held exclusively, read under a hold).
+    var unusable = false
+    /// Serialises compactions and `close()`.
+    let compactionLock = MutexLock()
+    /// A descriptor of the lock file, opened by the first compaction to probe and take its
+    /// POSIX lock, and kept open until `close()`: closing any descriptor of the lock file
+    /// would drop the locks LMDB holds on it for this process.
+    var lockFileProbe: Int32 = -1
 
     /// Opens (creating if needed) the environment at `path`, a directory unless `noSubdirectory`.
     ///
@@ -71,21 +82,8 @@ import Darwin
         let initialSize = min(options.initialMapSize, options.maxMapSize ?? Int.max)
         self.mapSize = initialSize
         do {
-            try check(mdb_env_set_maxdbs(raw, MDB_dbi(options.maxTables)))
-            try check(mdb_env_set_maxreaders(raw, UInt32(options.maxReaders)))
-            try check(mdb_env_set_mapsize(raw, initialSize))
-            // MDB_NOTLS: read transactions are not bound to the creating thread, so a
-            // pooled read txn may be reset on one thread and renewed on another.
-            var flags = UInt32(MDB_NOTLS)
-            if options.noSubdirectory { flags |= UInt32(MDB_NOSUBDIR) }
-            if options.noSync { flags |= UInt32(MDB_NOSYNC) }
-            try check(mdb_env_open(raw, path, flags, options.fileMode))
-            // The file may already be larger than our initial size (another process grew it):
-            // passing 0 adopts the size recorded in the file.
-            try check(mdb_env_set_mapsize(raw, 0))
-            var info = MDB_envinfo()
-            try check(mdb_env_info(raw, &info))
-            self.mapSize = info.me_mapsize
+            self.mapSize = try Environment.openEnvironment(raw, path: path, options: options, mapSize: initialSize)
+            OpenEnvironments.add(lockFile: lockFilePath)
         } catch {
             // Every stored property is set, so deinit runs when this initializer throws:
             // mark the environment closed so that it does not close `raw` a second time.
@@ -95,17 +93,51 @@ import Darwin
         }
     }
 
+    /// Opens the created environment `raw` at `path`; returns its map size (at least
+    /// `mapSize`, more if the file says so). Also reopens the data file after a compaction.
+    static func openEnvironment(_ raw: OpaquePointer, path: String, options: Options, mapSize: Int) throws -> Int {
+        try check(mdb_env_set_maxdbs(raw, MDB_dbi(options.maxTables)))
+        try check(mdb_env_set_maxreaders(raw, UInt32(options.maxReaders)))
+        try check(mdb_env_set_mapsize(raw, mapSize))
+        // MDB_NOTLS: read transactions are not bound to the creating thread, so a
+        // pooled read txn may be reset on one thread and renewed on another.
+        var flags = UInt32(MDB_NOTLS)
+        if options.noSubdirectory { flags |= UInt32(MDB_NOSUBDIR) }
+        if options.noSync { flags |= UInt32(MDB_NOSYNC) }
+        try check(mdb_env_open(raw, path, flags, options.fileMode))
+        // The file may already be larger than our initial size (another process grew it):
+        // passing 0 adopts the size recorded in the file.
+        try check(mdb_env_set_mapsize(raw, 0))
+        var info = MDB_envinfo()
+        try check(mdb_env_info(raw, &info))
+        return info.me_mapsize
+    }
+
     deinit { close() }
 
     /// Closes the environment. Every transaction must have ended.
     @usableFromInline package func close() {
+        compactionLock.lock()
+        defer { compactionLock.unlock() }
         poolLock.lock()
         defer { poolLock.unlock() }
         if closed { return }
         closed = true
         for txn in readerPool { mdb_txn_abort(txn) }
         readerPool.removeAll()
-        mdb_env_close(env)
+        if !unusable { mdb_env_close(env) }
+        if lockFileProbe >= 0 { _ = closeFile(lockFileProbe) }
+        OpenEnvironments.remove(lockFile: lockFilePath)
+    }
+
+    /// Runs `body` with the LMDB environment while holding the gate (so that a compaction
+    /// cannot swap it meanwhile), for calls made outside a transaction.
+    func withEnvironment<R>(_ body: (OpaquePointer) throws -> R) throws -> R {
+        let thread = currentThreadID()
+        gate.enter(thread)
+        defer { gate.leave(thread) }
+        if unusable { throw LMDBError.unusable }
+        return try body(env)
     }
 
     /// The current map size in bytes.
@@ -117,8 +149,10 @@ import Darwin
     @usableFromInline package var usedBytes: Int {
         var info = MDB_envinfo()
         var stat = MDB_stat()
-        mdb_env_info(env, &info)
-        mdb_env_stat(env, &stat)
+        _ = try? withEnvironment { env in
+            mdb_env_info(env, &info)
+            mdb_env_stat(env, &stat)
+        }
         return (info.me_last_pgno + 1) * Int(stat.ms_psize)
     }
 
@@ -129,13 +163,13 @@ import Darwin
         var info = MDB_envinfo()
         // lmdb.h: mdb_env_info may be called at any time on an open environment; the meta
         // page with the larger transaction ID is the last committed one.
-        guard mdb_env_info(env, &info) == 0 else { return 0 }
+        guard (try? withEnvironment({ mdb_env_info($0, &info) })) == 0 else { return 0 }
         return UInt64(info.me_last_txnid)
     }
 
     /// Flushes the data to disk (useful with `noSync`).
     @usableFromInline package func sync() throws {
-        try check(mdb_env_sync(env, 1))
+        try withEnvironment { try check(mdb_env_sync($0, 1)) }
     }
 
     // MARK: - Tables
@@ -218,6 +252,7 @@ import Darwin
             do {
                 gate.enter(thread)
                 defer { gate.leave(thread) }
+                if unusable { throw LMDBError.unusable }
                 var raw: OpaquePointer?
                 let rc = mdb_txn_begin(env, nil, 0, &raw)
                 if rc == MDB_MAP_RESIZED {
@@ -304,6 +339,7 @@ import Darwin
     // MARK: - Reader pool
 
     private func acquireReader() throws -> OpaquePointer {
+        if unusable { throw LMDBError.unusable }
         poolLock.lock()
         let pooled = readerPool.popLast()
         poolLock.unlock()
@@ -334,7 +370,7 @@ import Darwin
         }
     }
 
-    private func drainPool() {
+    func drainPool() {
         poolLock.lock()
         let txns = readerPool
         readerPool.removeAll()

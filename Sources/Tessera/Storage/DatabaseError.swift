@@ -39,6 +39,9 @@ public struct DatabaseError: Error, Sendable, CustomStringConvertible {
         case storage
         /// Data in the file is damaged.
         case corrupt
+        /// The database is in use in a way that prevents the operation: another process has it
+        /// open during a compaction, or the calling thread is inside a batch.
+        case busy
     }
 
     /// The class of error.
