@@ -52,11 +52,13 @@ import Darwin
         @usableFromInline package init() {}
     }
 
-    @usableFromInline let env: OpaquePointer
+    /// The LMDB environment. Replaced only by a compaction (`compact()`), under the gate held
+    /// exclusively: read it only while holding the gate (inside a transaction or `withEnvironment`).
+    @usableFromInline var env: OpaquePointer
     /// The path the environment was opened at.
     @usableFromInline package let path: String
     let options: Options
-    private var mapSize: Int
+    var mapSize: Int
     // Transactions hold it shared while they live; remapping holds it exclusively.
     let gate = HoldGate()
     /// The part of the map the data file covers (read-only transactions check what they return).
@@ -66,7 +68,6 @@ import Darwin
     private var writer: UInt = 0
     private let poolLock = MutexLock()
     private var readerPool: [OpaquePointer] = []
-    private var closed = false
     /// Serialises the transactions that open tables (lmdb.h: `mdb_dbi_open` must not run in two
     /// transactions of a process at once, and a transaction that used it must end before another
     /// uses it). The write transaction holds it from its begin to its end; a read transaction
@@ -76,6 +77,16 @@ import Darwin
     /// transaction that began while one committed starts again, since it copied the table list
     /// of the environment when it began.
     private var tableRegistrations = 0
+    var closed = false
+    /// Set when a compaction swapped the file but could not reopen it: every later
+    /// transaction fails (written under the gate held exclusively, read under a hold).
+    var unusable = false
+    /// Serialises compactions and `close()`.
+    let compactionLock = MutexLock()
+    /// A descriptor of the lock file, opened by the first compaction to probe and take its
+    /// POSIX lock, and kept open until `close()`: closing any descriptor of the lock file
+    /// would drop the locks LMDB holds on it for this process.
+    var lockFileProbe: Int32 = -1
 
     /// Opens (creating if needed) the environment at `path`, a directory unless `noSubdirectory`.
     ///
@@ -91,31 +102,9 @@ import Darwin
         self.mapSize = initialSize
         self.window = MapWindow()
         do {
-            tessera_lmdb_guard_env(UnsafeMutableRawPointer(raw))
-            try check(mdb_env_set_maxdbs(raw, MDB_dbi(options.maxTables)))
-            try check(mdb_env_set_maxreaders(raw, UInt32(options.maxReaders)))
-            try check(mdb_env_set_mapsize(raw, initialSize))
-            // MDB_NOTLS: read transactions are not bound to the creating thread, so a
-            // pooled read txn may be reset on one thread and renewed on another.
-            var flags = UInt32(MDB_NOTLS)
-            if options.noSubdirectory { flags |= UInt32(MDB_NOSUBDIR) }
-            if options.noSync { flags |= UInt32(MDB_NOSYNC) }
-            if options.readOnly { flags |= UInt32(MDB_RDONLY) }
-            if options.noLock { flags |= UInt32(MDB_NOLOCK) }
-            try check(mdb_env_open(raw, path, flags, options.fileMode))
-            // The file may already be larger than our initial size (another process grew it):
-            // passing 0 adopts the size recorded in the file.
-            try check(mdb_env_set_mapsize(raw, 0))
-            var info = MDB_envinfo()
-            try check(mdb_env_info(raw, &info))
-            self.mapSize = info.me_mapsize
-            var fd: Int32 = -1
-            try check(mdb_env_get_fd(raw, &fd))
-            window.fd = fd
-            var st = MDB_stat()
-            try check(mdb_env_stat(raw, &st))
-            window.pageSize = st.ms_psize
-            establishWindow()
+            self.mapSize = try Environment.openEnvironment(raw, path: path, options: options, mapSize: initialSize)
+            try attachWindow()
+            OpenEnvironments.add(lockFile: lockFilePath)
         } catch {
             // Every stored property is set, so deinit runs when this initializer throws:
             // mark the environment closed so that it does not close `raw` a second time.
@@ -125,17 +114,54 @@ import Darwin
         }
     }
 
+    /// Opens the created environment `raw` at `path`; returns its map size (at least
+    /// `mapSize`, more if the file says so). Also reopens the data file after a compaction.
+    static func openEnvironment(_ raw: OpaquePointer, path: String, options: Options, mapSize: Int) throws -> Int {
+        tessera_lmdb_guard_env(UnsafeMutableRawPointer(raw))
+        try check(mdb_env_set_maxdbs(raw, MDB_dbi(options.maxTables)))
+        try check(mdb_env_set_maxreaders(raw, UInt32(options.maxReaders)))
+        try check(mdb_env_set_mapsize(raw, mapSize))
+        // MDB_NOTLS: read transactions are not bound to the creating thread, so a
+        // pooled read txn may be reset on one thread and renewed on another.
+        var flags = UInt32(MDB_NOTLS)
+        if options.noSubdirectory { flags |= UInt32(MDB_NOSUBDIR) }
+        if options.noSync { flags |= UInt32(MDB_NOSYNC) }
+        if options.readOnly { flags |= UInt32(MDB_RDONLY) }
+        if options.noLock { flags |= UInt32(MDB_NOLOCK) }
+        try check(mdb_env_open(raw, path, flags, options.fileMode))
+        // The file may already be larger than our initial size (another process grew it):
+        // passing 0 adopts the size recorded in the file.
+        try check(mdb_env_set_mapsize(raw, 0))
+        var info = MDB_envinfo()
+        try check(mdb_env_info(raw, &info))
+        return info.me_mapsize
+    }
+
     deinit { close() }
 
     /// Closes the environment. Every transaction must have ended.
     @usableFromInline package func close() {
+        compactionLock.lock()
+        defer { compactionLock.unlock() }
         poolLock.lock()
         defer { poolLock.unlock() }
         if closed { return }
         closed = true
         for txn in readerPool { mdb_txn_abort(txn) }
         readerPool.removeAll()
-        mdb_env_close(env)
+        if !unusable { mdb_env_close(env) }
+        if lockFileProbe >= 0 { _ = closeFile(lockFileProbe) }
+        OpenEnvironments.remove(lockFile: lockFilePath)
+    }
+
+    /// Runs `body` with the LMDB environment while holding the gate (so that a compaction
+    /// cannot swap it meanwhile), for calls made outside a transaction.
+    func withEnvironment<R>(_ body: (OpaquePointer) throws -> R) throws -> R {
+        let thread = currentThreadID()
+        gate.enter(thread)
+        defer { gate.leave(thread) }
+        if unusable { throw LMDBError.unusable }
+        return try body(env)
     }
 
     /// The current map size in bytes.
@@ -147,8 +173,10 @@ import Darwin
     @usableFromInline package var usedBytes: Int {
         var info = MDB_envinfo()
         var stat = MDB_stat()
-        mdb_env_info(env, &info)
-        mdb_env_stat(env, &stat)
+        _ = try? withEnvironment { env in
+            mdb_env_info(env, &info)
+            mdb_env_stat(env, &stat)
+        }
         return (info.me_last_pgno + 1) * Int(stat.ms_psize)
     }
 
@@ -159,13 +187,13 @@ import Darwin
         var info = MDB_envinfo()
         // lmdb.h: mdb_env_info may be called at any time on an open environment; the meta
         // page with the larger transaction ID is the last committed one.
-        guard mdb_env_info(env, &info) == 0 else { return 0 }
+        guard (try? withEnvironment({ mdb_env_info($0, &info) })) == 0 else { return 0 }
         return UInt64(info.me_last_txnid)
     }
 
     /// Flushes the data to disk (useful with `noSync`).
     @usableFromInline package func sync() throws {
-        try check(mdb_env_sync(env, 1))
+        try withEnvironment { try check(mdb_env_sync($0, 1)) }
     }
 
     // MARK: - Tables
@@ -284,6 +312,7 @@ import Darwin
             do {
                 gate.enter(thread)
                 defer { gate.leave(thread) }
+                if unusable { throw LMDBError.unusable }
                 var raw: OpaquePointer?
                 let registrations = tableOpenLock.withLock { tableRegistrations }
                 // Waits for another process's writer: the lock below is taken only after.
@@ -364,6 +393,19 @@ import Darwin
         establishWindow()
     }
 
+    /// Points the map window at the data file of `env` (on opening, and after a compaction
+    /// swapped the file).
+    func attachWindow() throws {
+        var fd: Int32 = -1
+        try check(mdb_env_get_fd(env, &fd))
+        window.fd = fd
+        var st = MDB_stat()
+        try check(mdb_env_stat(env, &st))
+        window.pageSize = st.ms_psize
+        window.reset()
+        establishWindow()
+    }
+
     /// Finds where the map is (`MapWindow`) from the first key of LMDB's main table, read
     /// before any other value, so that a damaged value is never the first one checked.
     /// Only while no other transaction of this process is open (opening, remapping).
@@ -401,6 +443,7 @@ import Darwin
     // MARK: - Reader pool
 
     private func acquireReader() throws -> OpaquePointer {
+        if unusable { throw LMDBError.unusable }
         poolLock.lock()
         let pooled = readerPool.popLast()
         poolLock.unlock()
@@ -431,7 +474,7 @@ import Darwin
         }
     }
 
-    private func drainPool() {
+    func drainPool() {
         poolLock.lock()
         let txns = readerPool
         readerPool.removeAll()

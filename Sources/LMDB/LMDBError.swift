@@ -69,6 +69,9 @@ import CLMDBGuard
 
     /// No space left on the device (errno ENOSPC).
     @usableFromInline package static let noSpace = LMDBError(code: 28)
+    /// The environment cannot be used any more: a compaction replaced the data file but could
+    /// not reopen it (errno EBADF). The data is safe on disk; reopen the database.
+    @usableFromInline package static let unusable = LMDBError(code: 9)
 
     /// Lets `catch LMDBError.mapFull` match any thrown error with that code.
     @usableFromInline package static func ~= (pattern: LMDBError, value: any Error) -> Bool {

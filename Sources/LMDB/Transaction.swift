@@ -109,6 +109,16 @@ import Darwin
         return names
     }
 
+    /// A named table's record in the main table (LMDB's `MDB_db`: flags, depth, page counts,
+    /// entries, root page), or nil if there is no such table. LMDB copies every page a write
+    /// changes, so the record changes whenever a committed write touched the table: tests use
+    /// it to check which tables a write left alone.
+    package func tableRecord(_ name: String) throws -> [UInt8]? {
+        var main = MDB_dbi()
+        try check(mdb_dbi_open(handle, nil, 0, &main))
+        return try get(Table(dbi: main, name: ""), key: name).map { Array($0) }
+    }
+
     /// Empties a table, or deletes it from the environment when `delete` is true.
     @usableFromInline package func drop(_ table: Table, delete: Bool = false) throws {
         try check(tessera_mdb_drop(UnsafeMutableRawPointer(handle), table.dbi, delete ? 1 : 0))

@@ -35,6 +35,7 @@ enum Commands {
         DocumentCommands.collections,
         MaintenanceCommands.check,
         MaintenanceCommands.stats,
+        MaintenanceCommands.compact,
         ObservationCommands.changes,
         ObservationCommands.watch,
         ShellCommand.spec,

@@ -150,6 +150,28 @@ struct Importer {
         }
     }
 
+    /// One JSON Lines document, already in binary form without its ID member: save it.
+    @inline(__always)
+    private mutating func store(_ document: ImportedDocument, file: String, line: Int) throws {
+        if let type = document.nonObjectRoot {
+            throw ImportError(file: file, line: line, column: 1, element: nil, message: "expected a JSON object, found \(type)")
+        }
+        let id: String
+        switch document.id {
+        case .absent: id = ids.next()
+        case .string(let s): id = s
+        case .int(let n): id = String(n)
+        case .invalid(let type):
+            throw ImportError(file: file, line: line, column: nil, element: nil,
+                              message: "'\(idField)' must be a string or an integer, not \(type)")
+        }
+        do {
+            try collection.save(id: id, encodedBody: document.body)
+        } catch let e as DatabaseError {
+            throw ImportError(file: file, line: line, column: nil, element: nil, message: e.message)
+        }
+    }
+
     private mutating func importLines(_ bytes: UnsafeRawBufferPointer, file: String) throws {
         let n = bytes.count
         var lines = JSONLinesReader(bytes)
@@ -161,12 +183,13 @@ struct Importer {
                 // the body starts from the batch's first line every time.
                 (lines, inBatch) = (batchStart, 0)
                 while inBatch < batchSize {
-                    let next: (line: Int, value: Value)?
-                    do throws(JSONError) { next = try lines.next() } catch {
+                    // Each line goes straight from JSON text to the binary format.
+                    let next: (line: Int, document: ImportedDocument)?
+                    do throws(JSONError) { next = try lines.nextDocument(takingID: idField) } catch {
                         throw ImportError(file: file, line: error.line, column: error.column, element: nil, message: error.message)
                     }
-                    guard let (line, value) = next else { break }
-                    try store(value, file: file, line: line, element: nil)
+                    guard let (line, document) = next else { break }
+                    try store(document, file: file, line: line)
                     inBatch += 1
                     if inBatch & 1023 == 0 { progress.update(fileBytes: min(lines.offset, n), documents: imported + inBatch) }
                 }

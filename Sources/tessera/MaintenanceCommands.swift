@@ -1,4 +1,4 @@
-// `tessera check` and `tessera stats`.
+// `tessera check`, `tessera stats` and `tessera compact`.
 
 import Tessera
 
@@ -17,8 +17,20 @@ enum MaintenanceCommands {
 
     static let stats = CommandSpec(
         name: "stats", operands: "DB",
-        summary: "Show documents per collection, indexes and file size.",
+        summary: "Show documents per collection, indexes, file size and live versus free pages.",
         run: runStats)
+
+    static let compact = CommandSpec(
+        name: "compact", operands: "DB",
+        summary: "Rewrite the data file without its free pages (database.performMaintenance(.compact)).",
+        details: """
+            Makes LMDB's compacting copy of the database beside it (data.mdb.compacting),
+            fsyncs it and renames it over data.mdb: the file shrinks to its live pages. Safe
+            to interrupt at any point (the old file stays until the new one is complete).
+            Refused while another process has the database open. Prints the file size
+            before and after.
+            """,
+        run: runCompact)
 
     static func runCheck(_ inv: Invocation) throws -> Int32 {
         let db = try inv.readingDatabase()
@@ -31,12 +43,23 @@ enum MaintenanceCommands {
         return report.isOK ? ExitCode.ok : ExitCode.failure
     }
 
+    static func runCompact(_ inv: Invocation) throws -> Int32 {
+        let db = try inv.database(create: false)
+        defer { inv.release(db) }
+        let start = monotonicSeconds()
+        let r = try db.compact()
+        IO.out.line("compacted \(db.path): \(formatBytes(r.bytesBefore)) → \(formatBytes(r.bytesAfter)) in \(formatMillis(monotonicSeconds() - start))")
+        return ExitCode.ok
+    }
+
     static func runStats(_ inv: Invocation) throws -> Int32 {
         let db = try inv.readingDatabase()
         defer { inv.release(db) }
         let onDisk = fileSize(db.path + "/data.mdb") ?? 0
         IO.out.line("database     \(db.path)")
         IO.out.line("file size    \(formatBytes(onDisk)) on disk (data.mdb), \(formatBytes(db.fileSize)) in use")
+        let space = try db.storageSpace()
+        IO.out.line("pages        \(grouped(space.livePages)) live, \(grouped(space.freePages)) free (\(formatBytes(space.freePages * space.pageSize)); 'tessera compact' returns them), \(formatBytes(space.pageSize)) each")
         let colls = try allCollections(db)
         var total = 0
         var indexTotal = 0

@@ -69,7 +69,7 @@ final class ShellSession {
         .rm ID [--collection C]
         .index create|list|drop …   As 'tessera index …' without DB
         .import FILE… [--collection C] [--id-field F] [--batch N]
-        .stats | .check
+        .stats | .check | .compact
         """
 
     /// Reads and runs input until EOF or `.quit`; returns the exit code.
@@ -212,7 +212,7 @@ final class ShellSession {
             let id = args[skip - 1]
             let json = ShellSession.rest(of: line, after: skip + 1)
             delegate(["put"] + prefix + ["--", id, json])
-        case ".ls", ".cat", ".rm", ".index", ".import", ".stats", ".check":
+        case ".ls", ".cat", ".rm", ".index", ".import", ".stats", ".check", ".compact":
             delegate([String(head.dropFirst())] + args)
         default:
             fail("unknown command '\(head)' (try .help)")

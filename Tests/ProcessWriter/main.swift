@@ -12,6 +12,9 @@
 //   TesseraProcessWriter stamps DIR COUNT MILLISECONDS
 //       COUNT single-document saves "stamp-<i>" (one per MILLISECONDS); after each commit
 //       prints "stamp <i> <CLOCK_REALTIME nanoseconds>" (for commit-to-callback latency).
+//   TesseraProcessWriter compact DIR MILLISECONDS
+//       Compacts the database again and again for MILLISECONDS (a compaction is refused while
+//       another process has it open); prints "compacted N refused M".
 //   TesseraProcessWriter check DIR
 //       Prints the integrity report's first line and the document counts per owner.
 //
@@ -96,6 +99,26 @@ do {
             usleep(ms * 1000)
         }
         try db.close()
+    case ("compact", 3):
+        guard let ms = Int(args[2]) else { fail("bad milliseconds") }
+        let (db, _) = try openShared(args[1])
+        var ts = timespec()
+        clock_gettime(CLOCK_MONOTONIC, &ts)
+        let end = Int(ts.tv_sec) * 1000 + Int(ts.tv_nsec) / 1_000_000 + ms
+        var compacted = 0
+        var refused = 0
+        while true {
+            clock_gettime(CLOCK_MONOTONIC, &ts)
+            if Int(ts.tv_sec) * 1000 + Int(ts.tv_nsec) / 1_000_000 >= end { break }
+            do {
+                try db.performMaintenance(.compact)
+                compacted += 1
+            } catch let e as DatabaseError where e.code == .busy {
+                refused += 1
+            }
+        }
+        say("compacted \(compacted) refused \(refused)")
+        try db.close()
     case ("check", 2):
         let (db, _) = try openShared(args[1])
         let report = try db.performMaintenance(.integrityCheck)
@@ -104,7 +127,7 @@ do {
         try rows.forEach { row in say("\(row.string(forKey: "owner") ?? "?") \(row.int(forKey: "n"))") }
         try db.close()
     default:
-        fail("usage: TesseraProcessWriter hold DIR MS | write DIR OWNER BATCHES | ddl DIR | stamps DIR COUNT MS | check DIR")
+        fail("usage: TesseraProcessWriter hold DIR MS | write DIR OWNER BATCHES | ddl DIR | stamps DIR COUNT MS | compact DIR MS | check DIR")
     }
 } catch {
     fail("\(error)")

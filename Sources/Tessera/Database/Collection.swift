@@ -116,6 +116,14 @@ public final class Collection: @unchecked Sendable, CustomStringConvertible {
         } catch {
             throw DatabaseError(.invalidJSON, "document '\(id)': \(error)", underlying: error as? JSONError)
         }
+        try save(id: id, encodedBody: body)
+    }
+
+    /// Saves a body already in the binary format (encoded from JSON text: `tessera import`).
+    ///
+    /// - Throws: `.notAnObject`, `.reservedKey`, `.invalidDocumentID`.
+    package func save(id: String, encodedBody body: [UInt8]) throws {
+        try DocumentValidation.validateID(id)
         try body.withUnsafeBytes { raw in
             guard let root = BinaryValue.root(raw) else {
                 throw DatabaseError(.invalidJSON, "document '\(id)': the body could not be encoded")

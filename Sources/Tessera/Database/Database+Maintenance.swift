@@ -2,6 +2,13 @@
 
 /// Maintenance operations (`Database.performMaintenance(_:)`).
 public enum MaintenanceType: Sendable {
+    /// Rewrites the data file without its free pages (space left by updates and deletes),
+    /// giving that space back to the file system. The database stays open and usable:
+    /// reads go on during the copy, and transactions wait only while the new file is swapped
+    /// in. Throws `.busy` when another process has the database open, or when called inside
+    /// a batch or while this thread reads a result set. Nothing is lost if the process dies
+    /// halfway: the new file replaces the old one atomically.
+    case compact
     /// Recompute every index from the documents and compare; check counters and the
     /// by-sequence table. Reports each difference; changes nothing.
     case integrityCheck
@@ -25,12 +32,32 @@ public struct IntegrityReport: Sendable, CustomStringConvertible {
 }
 
 extension Database {
-    /// Runs a maintenance operation; `.integrityCheck` returns what it found.
+    /// Runs a maintenance operation; `.integrityCheck` returns what it found (other
+    /// operations return an empty report).
     @discardableResult
     public func performMaintenance(_ type: MaintenanceType) throws -> IntegrityReport {
         switch type {
         case .integrityCheck: return try integrityCheck()
+        case .compact:
+            try compact()
+            return IntegrityReport()
         }
+    }
+
+    /// Compacts the data file (`performMaintenance(.compact)`), telling the sizes before and after.
+    @discardableResult
+    package func compact() throws -> CompactionSummary {
+        try checkOpen()
+        if currentWrite() != nil {
+            throw DatabaseError(.busy, "cannot compact database '\(name)' inside a batch")
+        }
+        return try store.compact()
+    }
+
+    /// Live and free pages of the data file (`tessera stats`).
+    package func storageSpace() throws -> StorageSpace {
+        try checkOpen()
+        return try store.space()
     }
 
     func integrityCheck() throws -> IntegrityReport {

@@ -45,6 +45,9 @@ public struct DatabaseError: Error, Sendable, CustomStringConvertible {
         /// The database is read-only (`DatabaseConfiguration.readOnly`, or its files cannot be
         /// written), and the operation would write.
         case readOnly
+        /// The database is in use in a way that prevents the operation: another process has it
+        /// open during a compaction, or the calling thread is inside a batch.
+        case busy
     }
 
     /// The class of error.

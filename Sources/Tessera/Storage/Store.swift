@@ -21,7 +21,7 @@ struct StoreOptions {
 ///
 /// Errors of the storage engine leave this type as `DatabaseError`s.
 final class Store: Sendable {
-    private let env: Environment
+    let env: Environment
     /// The database directory (for messages).
     let path: String
 

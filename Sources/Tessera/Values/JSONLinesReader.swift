@@ -36,6 +36,19 @@ package struct JSONLinesReader {
     /// - Throws: a `JSONError` whose line, column and offset refer to the whole input (so
     ///   `line` is the failing line). The reader has then moved past that line.
     package mutating func next() throws(JSONError) -> (line: Int, value: Value)? {
+        guard let (line, start, text) = nextLine() else { return nil }
+        do {
+            return (line, try JSONReader.parse(text, maxDepth: maxDepth))
+        } catch {
+            var e = error
+            e.offset += start
+            e.line = line
+            throw e
+        }
+    }
+
+    /// The next non-blank line: its 1-based number, its byte offset and its text.
+    mutating func nextLine() -> (line: Int, start: Int, text: UnsafeRawBufferPointer)? {
         let n = bytes.count
         guard n > 0, let base = bytes.baseAddress else { return nil }
         while offset < n {
@@ -46,14 +59,7 @@ package struct JSONLinesReader {
             var first = start
             while first < end, isJSONWhitespace(bytes[first]) { first += 1 }
             if first == end { continue }
-            do {
-                return (line, try JSONReader.parse(UnsafeRawBufferPointer(rebasing: bytes[start..<end]), maxDepth: maxDepth))
-            } catch {
-                var e = error
-                e.offset += start
-                e.line = line
-                throw e
-            }
+            return (line, start, UnsafeRawBufferPointer(rebasing: bytes[start..<end]))
         }
         return nil
     }

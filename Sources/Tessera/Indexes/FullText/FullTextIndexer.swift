@@ -119,11 +119,15 @@ final class FullTextIndexKind: IndexKind, @unchecked Sendable {
     }
 
     private func updateUnchecked(_ store: IndexStore, txn: WriteTransaction, docID: String, old: UnsafeRawBufferPointer?, new: UnsafeRawBufferPointer?) throws {
-        let before = old.flatMap { terms(store: store, body: $0, txn: txn) }
+        let oldColumns = old.flatMap { store.columnValues(body: $0, txn: txn) }
+        let newColumns = new.flatMap { store.columnValues(body: $0, txn: txn) }
+        if oldColumns == nil && newColumns == nil { return }
+        // The indexed text did not change (an update of other properties): nothing to
+        // tokenize, queue or write — not even the corpus totals.
+        if let o = oldColumns, let n = newColumns, FullTextIndexKind.sameText(o, n) { return }
         // A document entering the index (the bulk-load case) goes straight from the tokenizer
         // to the queue; edits compare old and new postings.
-        let newColumns = new.flatMap { store.columnValues(body: $0, txn: txn) }
-        if before == nil && newColumns == nil { return }
+        let before = oldColumns.map { terms($0) }
         guard let stats = store.statsTable else { return }
         let pending = try txn.pendingWork(for: store) { try FullTextPendingChanges(store: store, txn: txn) }
 
@@ -173,6 +177,24 @@ final class FullTextIndexKind: IndexKind, @unchecked Sendable {
             pending.state.statistics.totalTokens += tokens
         }
         if pending.isLarge() { try pending.flush(txn: txn) }
+    }
+
+    /// True if two documents' index columns are the same values, byte for byte (so that they
+    /// tokenize the same): strings by UTF-8 bytes, numbers of the same type and bits, arrays
+    /// element-wise. Objects count as different (their members' order is not compared).
+    static func sameText(_ a: [Value], _ b: [Value]) -> Bool {
+        func same(_ x: Value, _ y: Value) -> Bool {
+            switch (x, y) {
+            case (.missing, .missing), (.null, .null): return true
+            case (.bool(let p), .bool(let q)): return p == q
+            case (.int(let p), .int(let q)): return p == q
+            case (.double(let p), .double(let q)): return p.bitPattern == q.bitPattern
+            case (.string(let p), .string(let q)): return p.utf8.elementsEqual(q.utf8)
+            case (.array(let p), .array(let q)): return p.count == q.count && zip(p, q).allSatisfy(same)
+            default: return false
+            }
+        }
+        return a.count == b.count && zip(a, b).allSatisfy(same)
     }
 
     /// The stored corpus totals and next document number.

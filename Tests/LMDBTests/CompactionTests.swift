@@ -1,0 +1,79 @@
+import Testing
+import LMDB
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// `Environment.compact()` at the LMDB level: the file shrinks, handles stay valid, and both
+/// meta pages of the new file describe the compacted snapshot.
+@Suite("LMDB compaction")
+struct LMDBCompactionTests {
+    /// (page number, main table root, last page, transaction ID) of meta page `index`, read
+    /// straight from the file (LMDB format 1: 16-byte page header, then the meta record).
+    func meta(_ path: String, _ index: Int, pageSize: Int) -> (UInt64, UInt64, UInt64, UInt64) {
+        let fd = open(path, O_RDONLY)
+        defer { close(fd) }
+        var page = [UInt8](repeating: 0, count: pageSize)
+        _ = page.withUnsafeMutableBytes { pread(fd, $0.baseAddress, pageSize, off_t(index * pageSize)) }
+        func word(_ offset: Int) -> UInt64 { page.withUnsafeBytes { $0.loadUnaligned(fromByteOffset: offset, as: UInt64.self) } }
+        #expect(page.withUnsafeBytes { $0.loadUnaligned(fromByteOffset: 16, as: UInt32.self) } == 0xBEEF_C0DE)
+        return (word(0), word(16 + 24 + 48 + 40), word(16 + 24 + 96), word(16 + 24 + 96 + 8))
+    }
+
+    @Test(arguments: [false, true])
+    func compactShrinksTheFileAndKeepsTableHandles(dropATable: Bool) throws {
+        let dir = EnvironmentTests().tempDir()
+        defer { _ = system("rm -rf '\(dir)'") }
+        let env = try Environment(path: dir)
+        defer { env.close() }
+        let first = try #require(try env.openTable("first"))
+        let gone = try #require(try env.openTable("gone"))
+        let t = try #require(try env.openTable("t"))
+        try env.write { txn in
+            for i in 0..<5000 {
+                try txn.put(t, key: Array("k\(i)".utf8), value: [UInt8](repeating: UInt8(i & 0xFF), count: 200))
+                try txn.put(first, key: Array("f\(i)".utf8), value: [1])
+            }
+            try txn.put(gone, key: [1], value: [1])
+        }
+        try env.write { txn in
+            for i in 0..<5000 where i % 5 != 0 { try txn.delete(t, key: Array("k\(i)".utf8)) }
+            // Leaves its table number unused below `t`'s: the reopened environment fills it with
+            // a placeholder table, deleted again (two more transactions).
+            if dropATable { try txn.drop(gone, delete: true) }
+        }
+        let before = try env.spaceUsage()
+        #expect(before.freePages > 0)
+
+        let result = try env.compact()
+
+        #expect(result.bytesAfter < result.bytesBefore)
+        #expect(result.copies == 1)
+        let after = try env.spaceUsage()
+        if dropATable {
+            #expect(after.freePages < 8)
+        } else {
+            #expect(after.freePages == 0)
+            #expect(after.livePages == before.livePages)
+            #expect(after.fileBytes == result.bytesAfter)
+            // Both meta pages describe the compacted tree, as the last transaction T (in page
+            // T & 1, where a process reading an old lock file looks) and T - 1.
+            let txnid = env.lastTransactionID
+            let m0 = meta(env.dataFilePath, 0, pageSize: after.pageSize)
+            let m1 = meta(env.dataFilePath, 1, pageSize: after.pageSize)
+            #expect(m0.0 == 0 && m1.0 == 1)
+            #expect(m0.1 == m1.1 && m0.2 == m1.2, "the meta pages describe different trees: \(m0) \(m1)")
+            #expect(Set([m0.3, m1.3]) == [txnid, txnid - 1])
+            #expect(txnid & 1 == 0 ? m0.3 == txnid : m1.3 == txnid)
+        }
+        // Handles opened before still name the same tables.
+        let seen = try env.read { txn in
+            (try txn.count(t), try txn.count(first), try txn.get(t, key: Array("k4995".utf8))?.count, try txn.tableNames())
+        }
+        #expect(seen.0 == 1000 && seen.1 == 5000 && seen.2 == 200)
+        #expect(seen.3 == (dropATable ? ["first", "t"] : ["first", "gone", "t"]))
+        try env.write { txn in _ = try txn.put(t, key: Array("new".utf8), value: [2]) }
+        #expect(try env.read { try $0.count(t) } == 1001)
+        #expect(access(env.compactionTemporaryPath, F_OK) != 0)
+    }
+}
