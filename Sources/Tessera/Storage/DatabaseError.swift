@@ -39,6 +39,9 @@ public struct DatabaseError: Error, Sendable, CustomStringConvertible {
         case storage
         /// Data in the file is damaged.
         case corrupt
+        /// A query was stopped before it finished: `ResultSet.interrupt()`, `Query.interrupt()`,
+        /// `Database.interrupt()`, a cancelled `Task`, or `DatabaseConfiguration.queryTimeout`.
+        case interrupted
     }
 
     /// The class of error.

@@ -112,6 +112,7 @@ enum ExpressionCompiler {
         case .call(let name, let args):
             guard let def = FunctionRegistry.lookup(name) else { return { _ in .null } }
             let fs = args.map { compile($0, collation: c) }
+            if let regex = RegexFunction.compile(name, args, fs) { return regex }
             let fctx = FunctionContext(collation: c)
             let eval = def.evaluate
             switch fs.count {

@@ -165,6 +165,7 @@ final class KeyRangeScan: RowSource {
                 ok = plan.descending ? try cursor.prev() : try cursor.next()
             }
             while ok {
+                try ctx.checkInterrupt()
                 let key = cursor.key
                 if plan.descending {
                     if compareStoredKeys(key, scan.lower) < 0 { break }

@@ -37,11 +37,13 @@ final class Executor {
         case star(Int)
     }
 
-    init(plan: QueryPlan, txn: Snapshot, parameters: [String: Value], sourceFactory: (SourcePlan, Int) throws -> RowSource) throws {
+    init(plan: QueryPlan, txn: Snapshot, parameters: [String: Value], interrupt: QueryInterrupt? = nil,
+         sourceFactory: (SourcePlan, Int) throws -> RowSource) throws {
         self.plan = plan
         let q = plan.query
         ctx = ExecContext(sourceCount: q.sources.count, variableCount: q.variableCount, aggregateCount: q.aggregates.count,
                           parameters: parameters, txn: txn)
+        ctx.interrupt = interrupt
         var lv: [RowSource] = []
         var ons: [Evaluator?] = []
         var fs: [[Evaluator]] = []
@@ -102,6 +104,7 @@ final class Executor {
     private func advance(_ k: Int) throws -> Bool {
         let source = levels[k]
         while true {
+            try ctx.checkInterrupt()
             if try !source.next(ctx) {
                 if leftOuter[k] && !matchedAny[k] {
                     matchedAny[k] = true
@@ -176,7 +179,9 @@ final class Executor {
             while try nextJoinedRow() {
                 if skipped < offset { skipped += 1; continue }
                 emitted += 1
-                return project()
+                let row = project()
+                if let e = ctx.deferredError { throw e }
+                return row
             }
             return nil
         }
@@ -202,6 +207,21 @@ final class Executor {
             if c != 0 { return c < 0 }
         }
         return a.ordinal < b.ordinal
+    }
+
+    /// Sorts candidates by the ORDER BY keys, checking for interruption every 1,024
+    /// comparisons (once interrupted, the remaining comparisons are skipped and it throws).
+    private func interruptibleSort(_ rows: inout [Candidate]) throws {
+        guard let interrupt = ctx.interrupt else { rows.sort(by: less); return }
+        var stopped = false
+        var count = 0
+        rows.sort { a, b in
+            if stopped { return false }
+            count &+= 1
+            if count & 1023 == 0, interrupt.reason != .none { stopped = true; return false }
+            return less(a, b)
+        }
+        if stopped { try ctx.checkInterrupt() }
     }
 
     /// The aggregates read from counters and index ends, or nil when one of them cannot be
@@ -304,6 +324,7 @@ final class Executor {
                                calls.map { AggregateState(function: $0.name, countStar: $0.args.isEmpty) }))
             }
             for g in states {
+                try ctx.checkInterrupt()
                 ctx.restore(g.slots)
                 for (i, a) in g.aggregates.enumerated() { ctx.aggregateValues[i] = a.result() }
                 if let having, Semantics.truth(having(ctx)) != .true { continue }
@@ -318,8 +339,9 @@ final class Executor {
             ordered = heap.sortedElements()
         } else {
             ordered = candidates
-            if !orderKeys.isEmpty { ordered.sort(by: less) }
+            if !orderKeys.isEmpty { try interruptibleSort(&ordered) }
         }
+        if let e = ctx.deferredError { throw e }
         let start = min(offset, ordered.count)
         var rows = ordered[start...].map(\.row)
         if let limit, rows.count > limit { rows = Array(rows.prefix(limit)) }
