@@ -217,7 +217,11 @@ enum ExpressionCompiler {
                 if s.state == .absent { return .bool(false) }
                 if s.drivingIndex == name { return .bool(s.matched) }
                 // Another full-text index of the same source: look the document up in its matches.
-                guard case .string(let q) = fq(ctx) else { return .bool(false) }
+                let qv = fq(ctx)
+                guard case .string(let q) = qv else {
+                    ctx.raise(FullTextQueryValue.notAString(qv, index: index))
+                    return .bool(false)
+                }
                 return .bool(ctx.fullTextMatches(slot: slot, index: index, query: q)[Array(s.idString.utf8)] != nil)
             }
 
@@ -396,5 +400,14 @@ struct InSet {
         if x.isMissing { return .missing }
         if values.contains(x) { return .true }
         return sawMissing ? .missing : .false
+    }
+}
+
+/// The query of a MATCH must be a string at run time (a parameter may hold anything).
+enum FullTextQueryValue {
+    /// The error for a MATCH whose query is `value` (not a string).
+    static func notAString(_ value: Value, index: String) -> QueryError {
+        let what = value.isMissing ? "MISSING (an unbound parameter?)" : JSONWriter.string(value).prefix(40) + ""
+        return QueryError(.semantic, "MATCH(\(index), …) needs a string query, not \(what)")
     }
 }

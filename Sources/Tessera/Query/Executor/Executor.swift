@@ -77,13 +77,19 @@ final class Executor {
             case .star(let s): return .star(s ?? 0)
             }
         }
-        orderKeys = q.orderBy.map { t in
+        // A key that is a constant once parameters are bound (`GROUP BY $p`, `ORDER BY $p`)
+        // never separates rows: leave it out rather than hash or compare it for every row.
+        func constant(_ e: BoundExpr) -> Bool {
+            if case .literal = e.bindingParameters(parameters) { return true }
+            return false
+        }
+        orderKeys = q.orderBy.filter { !constant($0.expr) }.map { t in
             var collation = Collation.binary
             if case .collate(_, let c) = t.expr { collation = c }
             return (compiled(t.expr), collation, t.descending)
         }
         aggregateArgs = q.aggregates.map { $0.args.map(compiled) }
-        groupKeys = q.groupBy.map(compiled)
+        groupKeys = q.groupBy.filter { !constant($0) }.map(compiled)
         having = q.having.map(compiled)
         limit = plan.limit
         offset = plan.offset
@@ -274,7 +280,7 @@ final class Executor {
             ctx.restore(Array(repeating: SourceSlot(), count: ctx.slotCount))
             for (i, v) in values.enumerated() { ctx.aggregateValues[i] = v }
             if having.map({ Semantics.truth($0(ctx)) == .true }) ?? true { accept(project()) }
-        } else if plan.query.isAggregating && plan.groupsDelivered && !groupKeys.isEmpty {
+        } else if plan.query.isAggregating && plan.groupsDelivered && !plan.query.groupBy.isEmpty {
             // Rows come grouped (an index in key order): each group is finished when the next
             // one starts; no hash table.
             let calls = plan.query.aggregates
@@ -318,7 +324,7 @@ final class Executor {
                     states[gi].aggregates[i].add(args.isEmpty ? .bool(true) : args[0](ctx))
                 }
             }
-            if states.isEmpty && groupKeys.isEmpty {
+            if states.isEmpty && plan.query.groupBy.isEmpty {
                 // An aggregate query without GROUP BY returns one row even on empty input.
                 states.append((Array(repeating: SourceSlot(), count: ctx.slotCount),
                                calls.map { AggregateState(function: $0.name, countStar: $0.args.isEmpty) }))
