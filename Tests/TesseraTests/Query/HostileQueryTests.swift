@@ -108,8 +108,18 @@ struct HostileQueryTests {
         let phrase = "\"" + (0..<10_000).map { _ in "banana" }.joined(separator: " ") + "\""
         (t, e, _) = Self.run(db, "SELECT name FROM docs WHERE MATCH(ft, $q)", ["q": .string(phrase)])
         #expect(t < Self.limit)
-
-        _ = rows
+        #expect((e as? QueryError)?.message.contains("full-text query too long: 10000 words (at most 256") == true)
+        // The longest accepted phrase runs quickly.
+        let longest = "\"" + (0..<CompiledFullTextQuery.maxWords).map { _ in "banana" }.joined(separator: " ") + "\""
+        (t, e, rows) = Self.run(db, "SELECT name FROM docs WHERE MATCH(ft, $q)", ["q": .string(longest)])
+        #expect(t < Self.limit && e == nil && rows == 0)
+        // A query that is not a string is an error, not "no rows".
+        for bad: Value in [1, .null, ["a"]] {
+            (t, e, rows) = Self.run(db, "SELECT name FROM docs WHERE MATCH(ft, $q)", ["q": bad])
+            #expect((e as? QueryError)?.message.contains("needs a string query") == true)
+        }
+        (t, e, rows) = Self.run(db, "SELECT name FROM docs WHERE MATCH(ft, $q)")
+        #expect((e as? QueryError)?.message.contains("needs a string query, not MISSING") == true)
     }
 
     @Test func longStatements() throws {
@@ -127,8 +137,15 @@ struct HostileQueryTests {
         let ands = "SELECT name FROM docs WHERE " + (0..<10_000).map { "n >= \(-$0)" }.joined(separator: " AND ") + " LIMIT 5"
         (t, e, rows) = Self.run(db, ands)
         #expect(t < Self.limit && e == nil && rows == 5)
+        // Arithmetic is not associative (overflow, rounding): a flat chain stays a left-deep
+        // tree, refused past 1,000 operators with an error saying how to group it…
         let sum = "SELECT " + (0..<10_000).map { _ in "n" }.joined(separator: " + ") + " AS s FROM docs LIMIT 3"
         (t, e, rows) = Self.run(db, sum)
+        #expect(t < Self.limit && (e as? QueryError)?.message.contains("group the terms in parentheses") == true)
+        // …and grouped, 10,000 terms are fine.
+        let grouped = "SELECT " + (0..<100).map { _ in "(" + (0..<100).map { _ in "n" }.joined(separator: " + ") + ")" }
+            .joined(separator: " + ") + " AS s FROM docs ORDER BY n LIMIT 3"
+        (t, e, rows) = Self.run(db, grouped)
         #expect(t < Self.limit && e == nil && rows == 3)
         let concat = "SELECT " + (0..<10_000).map { _ in "city" }.joined(separator: " || ") + " AS s FROM docs LIMIT 3"
         (t, e, rows) = Self.run(db, concat)

@@ -77,6 +77,18 @@ final class QueryInterrupt: Sendable {
         return slowReason()
     }
 
+    /// `reason`, reading the clock on every call (for callers that are themselves called
+    /// rarely, such as ICU's match callback).
+    var reasonNow: InterruptReason {
+        let r = reason
+        if r != .none || deadline == 0 { return r }
+        if QueryInterrupt.now() >= deadline {
+            interrupt(.timedOut)
+            return .timedOut
+        }
+        return .none
+    }
+
     @inline(never)
     private func slowReason() -> InterruptReason {
         for (epoch, started) in epochs where epoch.current != started {

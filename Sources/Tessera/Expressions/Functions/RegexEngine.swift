@@ -146,7 +146,7 @@ final class CompiledRegex: @unchecked Sendable {
 private let regexCheck: tessera_regex_check_fn = { context in
     guard let context else { return 1 }
     let interrupt = Unmanaged<QueryInterrupt>.fromOpaque(context).takeUnretainedValue()
-    return interrupt.reason == .none ? 1 : 0
+    return interrupt.reasonNow == .none ? 1 : 0
 }
 
 /// A constant pattern compiled once for a query (`REGEXP_LIKE(name, 'a+b')`, or a pattern

@@ -86,7 +86,7 @@ extension Parser {
         let at = index
         let step = try infix(node.expr, level)
         let height = max(node.height, step.height) + 1
-        if height > Parser.maxHeight { try failNested(at) }
+        if height > Parser.maxHeight { try failChain(at) }
         return (step.expr, height)
     }
 
@@ -617,6 +617,14 @@ extension Parser {
     }
 
     // MARK: - Failures (kept out of the recursive functions' frames)
+
+    /// A chain of left-associative operators (arithmetic, comparisons) too long for the tree
+    /// height limit: say so, and how to write it instead.
+    @inline(never)
+    func failChain(_ i: Int) throws -> Never {
+        throw error("expression nested too deeply: more than \(Parser.maxHeight) operators in one chain of + - * / % "
+            + "or comparisons (evaluated left to right; group the terms in parentheses, such as (a + b + …) + (c + …))", at: tokens[i])
+    }
 
     /// Throws "expression nested too deeply" at token `i`.
     @inline(never)
