@@ -127,20 +127,14 @@ struct Importer {
         defer { if fd != 0 { close(fd) } }
         var buffer: [UInt8] = []
         var eof = false
+        let chunk = UnsafeMutableRawBufferPointer.allocate(byteCount: Importer.streamChunk, alignment: 1)
+        defer { chunk.deallocate() }
         func fill() throws {
-            let old = buffer.count, chunk = Importer.streamChunk
-            buffer.append(contentsOf: repeatElement(0, count: chunk))
             var n: Int
-            repeat {
-                n = buffer.withUnsafeMutableBytes { read(fd, $0.baseAddress! + old, chunk) }
-            } while n < 0 && errno == EINTR
-            if n < 0 {
-                let reason = String(cString: strerror(errno))
-                buffer.removeLast(chunk)
-                throw CLIError.failure("cannot read '\(path)': \(reason)")
-            }
+            repeat { n = read(fd, chunk.baseAddress!, chunk.count) } while n < 0 && errno == EINTR
+            if n < 0 { throw CLIError.failure("cannot read '\(path)': \(String(cString: strerror(errno)))") }
             if n == 0 { eof = true }
-            buffer.removeLast(chunk - n)
+            buffer.append(contentsOf: UnsafeRawBufferPointer(rebasing: chunk[0..<n]))
         }
         // The first non-blank byte decides the format.
         var first: UInt8?
@@ -156,7 +150,9 @@ struct Importer {
         var linesBefore = 0
         var bytesBefore = 0
         while true {
-            // Complete lines only (everything at the end of the input).
+            // Gather a chunk (a pipe gives 64 KB a read), then import its complete lines
+            // (everything at the end of the input).
+            while !eof && buffer.count < Importer.streamChunk { try fill() }
             let cut = eof ? buffer.count : (buffer.lastIndex(of: 0x0A).map { $0 + 1 } ?? 0)
             if cut > 0 {
                 let lines = try buffer.withUnsafeBytes {
@@ -167,7 +163,7 @@ struct Importer {
                 buffer.removeFirst(cut)
             }
             if eof { break }
-            try fill()
+            if cut == 0 { try fill() } // one line longer than a chunk: read on
         }
     }
 
