@@ -332,17 +332,12 @@ extension Parser {
         switch t.kind {
         case .integer, .decimal:
             let text = negative ? "-" + t.text : t.text
-            // As in documents: an integer must fit in 64 bits, and a Double must not overflow
-            // or underflow (no silent infinity, rounding to a Double, or 0).
-            if t.kind == .integer {
-                guard let i = Int64(text) else {
-                    throw error("integer does not fit in 64 bits (write it with a fraction or an exponent for a Double)", at: t)
-                }
+            if t.kind == .integer, let i = Int64(text) {
                 v = .int(i)
-            } else if let d = Double(text), d.isFinite, d != 0 || numberTextIsZero(text.utf8) {
+            } else if let d = Double(text) {
                 v = .double(d)
             } else {
-                throw error("number is out of range for a Double", at: t)
+                throw error("malformed number", at: t)
             }
         case .string: v = .string(t.text)
         case .keyword(.true): v = .bool(true)
