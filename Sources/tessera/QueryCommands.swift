@@ -77,7 +77,7 @@ enum QueryCommands {
     // MARK: - Running
 
     static func readQueryText(_ text: String) throws -> String {
-        if text == "-" { return try readTextFile("-") }
+        if text == "-" { return String(decoding: try readWholeFile("-"), as: UTF8.self) }
         return text
     }
 
