@@ -139,27 +139,45 @@ import Darwin
 
     deinit { close() }
 
-    /// Closes the environment. Every transaction must have ended.
+    /// Closes the environment, from any thread. New transactions throw `LMDBError.closed`;
+    /// transactions running on other threads are waited for; a long-lived snapshot
+    /// (`beginRead()`, an open result set) may outlive the call, and the environment is
+    /// really closed when the last one ends (`endRead(_:)`), as `sqlite3_close_v2` does.
     @usableFromInline package func close() {
         compactionLock.lock()
         defer { compactionLock.unlock() }
         poolLock.lock()
-        defer { poolLock.unlock() }
-        if closed { return }
+        let already = closed
         closed = true
-        for txn in readerPool { mdb_txn_abort(txn) }
+        poolLock.unlock()
+        if already { return }
+        if gate.close(currentThreadID()) { finalizeClose() }
+    }
+
+    /// Closes the LMDB environment once no transaction of this process is left.
+    private func finalizeClose() {
+        poolLock.lock()
+        let pooled = readerPool
         readerPool.removeAll()
+        poolLock.unlock()
+        for txn in pooled { mdb_txn_abort(txn) }
         if !unusable { mdb_env_close(env) }
         if lockFileProbe >= 0 { _ = closeFile(lockFileProbe) }
         OpenEnvironments.remove(lockFile: lockFilePath)
+    }
+
+    /// Ends a hold taken with `gate.enter`, closing the environment when it was the last hold
+    /// of a closed environment.
+    func leaveGate(_ thread: UInt, longLived: Bool = false) {
+        if gate.leave(thread, longLived: longLived) { finalizeClose() }
     }
 
     /// Runs `body` with the LMDB environment while holding the gate (so that a compaction
     /// cannot swap it meanwhile), for calls made outside a transaction.
     func withEnvironment<R>(_ body: (OpaquePointer) throws -> R) throws -> R {
         let thread = currentThreadID()
-        gate.enter(thread)
-        defer { gate.leave(thread) }
+        try gate.enter(thread)
+        defer { leaveGate(thread) }
         if unusable { throw LMDBError.unusable }
         return try body(env)
     }
@@ -215,7 +233,7 @@ import Darwin
     @usableFromInline package func read<R>(_ body: (Transaction) throws -> R) throws -> R {
         let thread = currentThreadID()
         let raw = try lockAndAcquireReader(thread)
-        defer { gate.leave(thread) }
+        defer { leaveGate(thread) }
         var ok = false
         defer { releaseReader(raw, reusable: ok) }
         let txn = Transaction(raw: raw, readOnly: true, window: window)
@@ -232,7 +250,7 @@ import Darwin
     /// thread that began it fails with `LMDBError.mapFull` (instead of waiting for itself).
     @usableFromInline package func beginRead() throws -> Transaction {
         let thread = currentThreadID()
-        let raw = try lockAndAcquireReader(thread)
+        let raw = try lockAndAcquireReader(thread, longLived: true)
         let txn = Transaction(raw: raw, readOnly: true, window: window)
         txn.holder = thread
         return txn
@@ -249,8 +267,8 @@ import Darwin
             // Another process grew the map: adopt its size holding nothing.
             if resized { try adoptExternalSize() }
             // Lock order, as in `write`: the gate, then the table lock.
-            gate.enter(thread)
-            defer { gate.leave(thread) }
+            try gate.enter(thread)
+            defer { leaveGate(thread) }
             tableOpenLock.lock()
             defer { tableOpenLock.unlock() }
             var raw: OpaquePointer?
@@ -279,7 +297,7 @@ import Darwin
         guard let raw = txn.raw else { return }
         txn.invalidate()
         releaseReader(raw, reusable: true)
-        gate.leave(txn.holder)
+        leaveGate(txn.holder, longLived: true)
     }
 
     /// Runs `body` in the write transaction; returning commits, throwing aborts.
@@ -310,8 +328,8 @@ import Darwin
             var needGrow = false
             var resized = false
             do {
-                gate.enter(thread)
-                defer { gate.leave(thread) }
+                try gate.enter(thread)
+                defer { leaveGate(thread) }
                 if unusable { throw LMDBError.unusable }
                 var raw: OpaquePointer?
                 let registrations = tableOpenLock.withLock { tableRegistrations }
@@ -425,16 +443,16 @@ import Darwin
     // MARK: - Holds
 
     /// Takes the shared lock and a reader; remaps first if another process grew the file.
-    private func lockAndAcquireReader(_ thread: UInt) throws -> OpaquePointer {
+    private func lockAndAcquireReader(_ thread: UInt, longLived: Bool = false) throws -> OpaquePointer {
         while true {
-            gate.enter(thread)
+            try gate.enter(thread, longLived: longLived)
             do {
                 return try acquireReader()
             } catch LMDBError.mapResized {
-                gate.leave(thread)
+                leaveGate(thread, longLived: longLived)
                 try adoptExternalSize()
             } catch {
-                gate.leave(thread)
+                leaveGate(thread, longLived: longLived)
                 throw error
             }
         }

@@ -298,8 +298,10 @@ public final class Database: @unchecked Sendable {
 
     /// Runs `body` in the write transaction of this thread (joining an open batch).
     func write<R>(_ body: (WriteContext) throws -> R) throws -> R {
-        try checkOpen()
+        // A batch this thread is running finishes even if another thread closes the database
+        // meanwhile (`close()` waits for it).
         if let ctx = currentWrite() { return try body(ctx) }
+        try checkOpen()
         let (result, ctx) = try store.write { txn -> (R, WriteContext) in
             let ctx = WriteContext(database: self, txn: txn)
             try ctx.syncCatalog()
@@ -319,11 +321,11 @@ public final class Database: @unchecked Sendable {
 
     /// Runs `body` in a read snapshot (the open write transaction when called inside a batch).
     func read<R>(_ body: (Snapshot) throws -> R) throws -> R {
-        try checkOpen()
         if let ctx = currentWrite() {
             try ctx.txn.flushPendingWork()
             return try body(ctx.txn)
         }
+        try checkOpen()
         return try store.read(body)
     }
 
@@ -370,7 +372,7 @@ public final class Database: @unchecked Sendable {
     }
 
     func checkOpen() throws {
-        if isClosed { throw DatabaseError(.notOpen, "database '\(name)' is closed") }
+        if isClosed, currentWrite() == nil { throw DatabaseError(.notOpen, "database '\(name)' is closed") }
     }
 
     // MARK: - Scopes and collections

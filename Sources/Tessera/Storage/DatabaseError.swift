@@ -84,6 +84,7 @@ extension DatabaseError {
     static func storage(_ error: any Error, _ context: String) -> DatabaseError {
         if let e = error as? DatabaseError { return e }
         if let e = error as? LMDBError {
+            if e == .closed { return DatabaseError(.notOpen, "\(context): the database was closed", underlying: e) }
             if e.meansDamage {
                 return DatabaseError(.corrupt, "\(context): the database file is damaged (\(e.message))", underlying: e)
             }
