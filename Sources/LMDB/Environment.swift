@@ -92,17 +92,14 @@ import Darwin
     ///
     /// - Throws: `LMDBError` when the file cannot be opened, is not an LMDB file, or has another version.
     @usableFromInline package init(path: String, options: Options = Options()) throws {
-        var raw: OpaquePointer?
-        try check(mdb_env_create(&raw))
-        guard let raw else { throw LMDBError.invalid }
+        let initialSize = min(options.initialMapSize, options.maxMapSize ?? Int.max)
+        let (raw, size) = try Environment.openFresh(path: path, options: options, mapSize: initialSize)
         self.env = raw
         self.path = path
         self.options = options
-        let initialSize = min(options.initialMapSize, options.maxMapSize ?? Int.max)
-        self.mapSize = initialSize
+        self.mapSize = size
         self.window = MapWindow()
         do {
-            self.mapSize = try Environment.openEnvironment(raw, path: path, options: options, mapSize: initialSize)
             try attachWindow()
             OpenEnvironments.add(lockFile: lockFilePath)
         } catch {
@@ -112,6 +109,51 @@ import Darwin
             mdb_env_close(raw)
             throw error
         }
+    }
+
+    /// Called between LMDB's open and the check that the opened data file is still the one at
+    /// `path` (tests replace the file there, as a compaction in another process would).
+    nonisolated(unsafe) package static var afterOpenForTesting: ((String) -> Void)?
+
+    /// Creates and opens an LMDB environment at `path`; returns it and its map size.
+    ///
+    /// A read-only open (`MDB_RDONLY`) opens the data file *before* taking the lock file's
+    /// shared lock (lmdb.h's order), so it can open a data file that a compaction in another
+    /// process is replacing, and then wait for that compaction's lock: it would go on reading
+    /// the replaced, unlinked file. The data file it opened is compared with the one at the
+    /// path (device and inode) and opened again if they differ.
+    private static func openFresh(path: String, options: Options, mapSize: Int) throws -> (OpaquePointer, Int) {
+        var attempt = 0
+        while true {
+            var created: OpaquePointer?
+            try check(mdb_env_create(&created))
+            guard let raw = created else { throw LMDBError.invalid }
+            do {
+                let size = try openEnvironment(raw, path: path, options: options, mapSize: mapSize)
+                let dataFile = options.noSubdirectory ? path : path + "/data.mdb"
+                afterOpenForTesting?(dataFile)
+                if options.readOnly, !options.noLock, attempt < 20, !openedFileIsCurrent(raw, dataFile: dataFile) {
+                    mdb_env_close(raw)
+                    attempt += 1
+                    continue
+                }
+                return (raw, size)
+            } catch {
+                mdb_env_close(raw)
+                throw error
+            }
+        }
+    }
+
+    /// True if the data file `raw` has open is the file at `dataFile` (not one renamed over it).
+    private static func openedFileIsCurrent(_ raw: OpaquePointer, dataFile: String) -> Bool {
+        var fd: Int32 = -1
+        guard mdb_env_get_fd(raw, &fd) == 0, fd >= 0 else { return true }
+        var opened = stat()
+        var current = stat()
+        guard fstat(fd, &opened) == 0 else { return true }
+        guard stat(dataFile, &current) == 0 else { return false }
+        return opened.st_dev == current.st_dev && opened.st_ino == current.st_ino
     }
 
     /// Opens the created environment `raw` at `path`; returns its map size (at least
