@@ -81,26 +81,40 @@ struct KeyArena {
     // MARK: - Order
 
     /// The order of keys `first..<end` (memcmp order, the store's), with repeats left out:
-    /// key numbers, for `withKey`.
+    /// key numbers, for `withKey`. Keys are compared by their first eight bytes as one
+    /// integer, then by memcmp only when those are equal.
     func sortedUniqueOrder(from first: Int = 0, to end: Int? = nil) -> [Int] {
-        var order = Array(first..<(end ?? count))
-        if order.count < 2 { return order }
-        bytes.withUnsafeBytes { all in
+        let end = end ?? count
+        if end - first < 2 { return Array(first..<end) }
+        return bytes.withUnsafeBytes { all in
             let base = all.baseAddress!
-            starts.withUnsafeBufferPointer { s in
+            return starts.withUnsafeBufferPointer { s in
                 @inline(__always) func key(_ i: Int) -> UnsafeRawBufferPointer {
                     UnsafeRawBufferPointer(start: base + s[i], count: s[i + 1] - s[i])
                 }
-                order.sort { compareStoredKeys(key($0), key($1)) < 0 }
-                var kept = 1
-                for i in 1..<order.count where compareStoredKeys(key(order[kept - 1]), key(order[i])) != 0 {
-                    order[kept] = order[i]
-                    kept += 1
+                @inline(__always) func prefix(_ i: Int) -> UInt64 {
+                    let k = key(i)
+                    var v: UInt64 = 0
+                    for j in 0..<Swift.min(8, k.count) { v |= UInt64(k[j]) << UInt64(56 - 8 * j) }
+                    return v
                 }
-                order.removeSubrange(kept...)
+                // A prefix shorter than 8 bytes is padded with zeros, so equal prefixes do not
+                // mean equal keys (or even equal lengths): memcmp decides.
+                var order = (first..<end).map { (prefix: prefix($0), key: $0) }
+                order.sort { a, b in
+                    a.prefix != b.prefix ? a.prefix < b.prefix : compareStoredKeys(key(a.key), key(b.key)) < 0
+                }
+                var out: [Int] = []
+                out.reserveCapacity(order.count)
+                out.append(order[0].key)
+                for i in 1..<order.count {
+                    let p = order[i - 1], q = order[i]
+                    if p.prefix == q.prefix && compareStoredKeys(key(p.key), key(q.key)) == 0 { continue }
+                    out.append(q.key)
+                }
+                return out
             }
         }
-        return order
     }
 }
 
