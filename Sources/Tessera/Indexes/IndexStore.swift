@@ -17,6 +17,9 @@ final class IndexStore: @unchecked Sendable {
     let whereClause: BoundExpr?
     let variableCount: Int
     let kind: any IndexKind
+    /// The expressions as compiled paths when every one is a plain property path of the
+    /// document (`city`, `address.zip`): they can be read in place, with no evaluation.
+    let plainPaths: [CompiledPath]?
     private let evaluators: [Compiled]
     private let whereEvaluator: Evaluator?
 
@@ -32,6 +35,11 @@ final class IndexStore: @unchecked Sendable {
         self.kind = kind
         self.evaluators = compiled.expressions.map { Compiled(ExpressionCompiler.compile($0)) }
         self.whereEvaluator = compiled.whereClause.map { ExpressionCompiler.compile($0) }
+        let paths = compiled.expressions.compactMap { e -> CompiledPath? in
+            if case .sourcePath(0, let p) = e, !p.isEmpty { return CompiledPath(p) }
+            return nil
+        }
+        self.plainPaths = !paths.isEmpty && paths.count == compiled.expressions.count ? paths : nil
     }
 
     static func tableName(_ collection: CollectionKey, _ name: String) -> String {
