@@ -1,8 +1,12 @@
 /// An array index (SPEC §9.3): one entry per reachable element of the array at `path` (nested
 /// levels joined by `[]`) of every live document — the element itself, or the index
-/// expressions evaluated on it — for UNNEST chains over the same path.
-final class ArrayIndexKind: KeyedIndexKind {
+/// expressions evaluated on it — for UNNEST chains over the same path. Elements of one
+/// document with the same key share one entry, whose value counts them (`IndexKey.occurrences`),
+/// so that a covering scan yields as many UNNEST rows as the document's array has.
+final class ArrayIndexKind: ElementIndexKind {
     static let type = IndexType.array
+    /// Format 4 added the occurrence count (and exactness) to each entry.
+    static func needsRebuild(fromFormat format: UInt32) -> Bool { format < 4 }
     static let allowsWhere = false
     static let requiresExpressions = false
     /// The path of each nesting level.
@@ -28,9 +32,30 @@ final class ArrayIndexKind: KeyedIndexKind {
         return s
     }
 
-    func entries(_ index: IndexStore, docID: String, body: UnsafeRawBufferPointer, context ctx: ExecContext) -> [[UInt8]] {
-        guard index.bind(ctx, body: body), let root = ctx.slots[0].body else { return [] }
-        var keys = Set<[UInt8]>()
+    func entries(_ index: IndexStore, docID: String, body: UnsafeRawBufferPointer, context ctx: ExecContext) -> [KeyedEntry] {
+        var keys: [[UInt8]: (occurrences: Int, exact: Bool)] = [:]
+        forEachElement(index, docID: docID, body: body, context: ctx) { _, key, values in
+            let exact = IndexKey.decodesExactly(values)
+            if let k = keys[key] { keys[key] = (k.occurrences + 1, k.exact && exact) } else { keys[key] = (1, exact) }
+        }
+        return keys.sorted { $0.key.lexicographicallyPrecedes($1.key) }.map {
+            KeyedEntry(key: $0.key, value: IndexKey.entryValue(occurrences: $0.value.occurrences, exact: $0.value.exact))
+        }
+    }
+
+    func elements(_ index: IndexStore, docID: String, body: UnsafeRawBufferPointer, context ctx: ExecContext,
+                  key: UnsafeRawBufferPointer) -> [Value] {
+        var out: [Value] = []
+        forEachElement(index, docID: docID, body: body, context: ctx) { e, k, _ in
+            if k.elementsEqual(key) { out.append(e) }
+        }
+        return out
+    }
+
+    /// Calls `visit` with each innermost element of the document, its entry key and values.
+    private func forEachElement(_ index: IndexStore, docID: String, body: UnsafeRawBufferPointer, context ctx: ExecContext,
+                                _ visit: (Value, [UInt8], [Value]) -> Void) {
+        guard index.bind(ctx, body: body), let root = ctx.slots[0].body else { return }
         var elements: [Value] = []
         collectElements(root.value(at: levels[0]), level: 1, into: &elements)
         for e in elements {
@@ -41,9 +66,8 @@ final class ArrayIndexKind: KeyedIndexKind {
                 ctx.slots[0] = SourceSlot(state: .element, element: e)
                 values = index.evaluate(ctx)
             }
-            keys.insert(IndexKey.make(values: values, docID: docID).key)
+            visit(e, IndexKey.make(values: values, docID: docID).key, values)
         }
-        return keys.sorted { $0.lexicographicallyPrecedes($1) }
     }
 
     /// The innermost elements reachable through the array levels (non-arrays contribute none).
@@ -114,7 +138,8 @@ extension KeyedPlanning {
         }
         let (equalities, used, rangeConstraint) = KeyedPlanning.constrainPrefix(byColumn, columns: exprs.count)
         guard !used.isEmpty else { return nil }
-        var scan = KeyRangeScanPlan(store: index, descending: false, covering: false,
+        let covering = isArrayCovering(index, chain: chain)
+        var scan = KeyRangeScanPlan(store: index, descending: false, covering: covering,
                                     describedPredicates: used.map(\.text).joined(separator: " AND "), satisfied: [], expressions: exprs)
         scan.arraySources = chain
         scan.keys = IndexScanKeys(equalities: equalities, rangeConstraint: rangeConstraint)
@@ -122,5 +147,32 @@ extension KeyedPlanning {
         return AccessCandidate(plan: scan, satisfied: [], deliversOrder: false,
                                cost: AccessCost(equalityColumns: equalities.count, rangeColumns: rangeConstraint == nil ? 0 : 1,
                                                 estimatedRows: entries))
+    }
+
+    /// True if the query reads nothing but `meta().id` of the collection source and, of the
+    /// innermost UNNEST alias, the element itself (an index without expressions) or the
+    /// index expressions' paths: the array index then yields the rows alone (its entries
+    /// count the element's occurrences), and the outer UNNEST aliases of a nested path must
+    /// not be read. The query's sources must be the collection and its UNNEST chain.
+    func isArrayCovering(_ index: IndexStore, chain: [Int]) -> Bool {
+        guard let innermost = chain.last, query.sources.count == chain.count + 1, source.index == 0,
+              query.sources.allSatisfy({ $0.join == nil }),
+              let exprs = queryExpressions(excluding: []) else { return false }
+        var paths: Set<[PathComponent]> = []
+        for e in index.expressions {
+            guard case .sourcePath(0, let p) = e, !p.isEmpty else { return false }
+            paths.insert(p)
+        }
+        return exprs.allSatisfy { e in
+            KeyedPlanning.readsOnly(e) { n in
+                switch n {
+                case .sourcePath(let s, let p) where s == innermost:
+                    return index.expressions.isEmpty || paths.contains(p)
+                case .sourcePath: return false
+                case .meta(let s, let k): return s == source.index && k == .id
+                default: return nil
+                }
+            }
+        }
     }
 }

@@ -21,6 +21,16 @@ final class KeyRangeScan: RowSource {
     @exclusivity(unchecked) private var cursor: KeyCursor?
     /// Covering scans: the key's values are the row; index expression paths, in order.
     private let coveredPaths: [[PathComponent]]?
+    /// A covering array-index scan binds the innermost UNNEST slot too (`elementSlot`), once
+    /// per occurrence the entry counts; the UNNEST levels then add no rows.
+    private let arrayCovering: Bool
+    private let elementSlot: Int
+    /// Rows still to repeat for the current entry (its further occurrences).
+    @exclusivity(unchecked) private var repeatsLeft = 0
+    /// Elements still to bind for an entry whose key was truncated (read from its document).
+    @exclusivity(unchecked) private var pendingElements: [Value] = []
+    /// The index's evaluation context, for reading a document's elements (made when needed).
+    @exclusivity(unchecked) private var indexContext: ExecContext?
 
     init(slot: Int, plan: KeyRangeScanPlan, docs: StorageTable, includeDeleted: Bool) {
         self.plan = plan
@@ -34,7 +44,10 @@ final class KeyRangeScan: RowSource {
         // deduplicated below); a prefix or range lookup can meet it once per element.
         let columns = max(1, plan.store.expressions.count)
         let pointLookup = plan.keys.rangeConstraint == nil && plan.keys.equalities.count == columns
-        dedupe = !plan.arraySources.isEmpty && !pointLookup
+        arrayCovering = plan.covering && !plan.arraySources.isEmpty
+        elementSlot = plan.arraySources.last ?? slot
+        // A covering array scan yields every entry: each stands for its own UNNEST rows.
+        dedupe = !plan.arraySources.isEmpty && !pointLookup && !arrayCovering
         coveredPaths = plan.covering ? plan.store.expressions.map { e in
             if case .sourcePath(_, let p) = e { return p } else { return [] }
         } : nil
@@ -95,6 +108,8 @@ final class KeyRangeScan: RowSource {
         dedupeAcrossRanges = ranges.count > 1
         pending = []
         cursorAtUnread = false
+        repeatsLeft = 0
+        pendingElements = []
     }
 
     /// Entries whose values share their first `groupLength` key bytes may have been
@@ -138,6 +153,11 @@ final class KeyRangeScan: RowSource {
 
     override func next(_ ctx: ExecContext) throws -> Bool {
         guard let cursor else { return false }
+        if arrayCovering {
+            // The slots still hold the entry's row.
+            if repeatsLeft > 0 { repeatsLeft -= 1; return true }
+            if let e = pendingElements.popLast() { ctx.slots[elementSlot] = SourceSlot(state: .element, element: e); return true }
+        }
         if let s = pending.popLast() {
             ctx.slots[slot] = s
             return true
@@ -195,10 +215,21 @@ final class KeyRangeScan: RowSource {
                         let id = UnsafeRawBufferPointer(rebasing: key[(n - 3 - idLength)..<(n - 3)])
                         var fresh = true
                         // A value index holds one entry per document: one range meets it once.
-                        if dedupe || dedupeAcrossRanges || (plan.ordered && !plan.arraySources.isEmpty) {
+                        if !arrayCovering && (dedupe || dedupeAcrossRanges || (plan.ordered && !plan.arraySources.isEmpty)) {
                             fresh = seen.insert(Array(id)).inserted
                         }
-                        if fresh, m == .inside, let paths = coveredPaths, let values = coveredValues(key, tupleLength: n - IndexKey.trailerSize - idLength) {
+                        if arrayCovering {
+                            // A truncated key may fall in several ranges: take it once.
+                            if dedupeAcrossRanges && key[n - 1] != 0 && !seen.insert(Array(key)).inserted { fresh = false }
+                            if fresh, try bindElements(ctx, key: key, id: id, inside: m == .inside, tupleLength: n - IndexKey.trailerSize - idLength,
+                                                       entry: IndexKey.entryInfo(cursor.value)) {
+                                return true
+                            }
+                            ok = plan.descending ? try cursor.prev() : try cursor.next()
+                            continue
+                        }
+                        if fresh, m == .inside, let paths = coveredPaths, IndexKey.entryInfo(cursor.value).exact,
+                           let values = coveredValues(key, tupleLength: n - IndexKey.trailerSize - idLength) {
                             ctx.slots[slot] = SourceSlot(state: .covered, id: id, covered: values, coveredPaths: paths,
                                                          coveredGeneration: tupleGeneration)
                             return true
@@ -214,6 +245,35 @@ final class KeyRangeScan: RowSource {
             positioned = false
         }
         return false
+    }
+
+    /// Binds the first row of a covering array-index entry: the collection slot to the
+    /// document ID, the element slot to the key's values, and the further occurrences to
+    /// repeat. A key whose values are truncated or inexact binds the document's elements with
+    /// that key instead (read from the document). False if the entry gives no row.
+    private func bindElements(_ ctx: ExecContext, key: UnsafeRawBufferPointer, id: UnsafeRawBufferPointer, inside: Bool,
+                              tupleLength: Int, entry: (occurrences: Int, exact: Bool)) throws -> Bool {
+        if inside, entry.exact, let paths = coveredPaths, let values = coveredValues(key, tupleLength: tupleLength) {
+            ctx.slots[slot] = SourceSlot(state: .covered, id: id)
+            if paths.isEmpty {
+                ctx.slots[elementSlot] = SourceSlot(state: .element, element: values.first ?? .missing)
+            } else {
+                ctx.slots[elementSlot] = SourceSlot(state: .covered, covered: values, coveredPaths: paths, coveredGeneration: tupleGeneration)
+            }
+            repeatsLeft = entry.occurrences - 1
+            return true
+        }
+        guard let kind = plan.store.kind as? any ElementIndexKind,
+              try DocumentFetch.bind(ctx, slot: slot, table: docs, id: id, includeDeleted: includeDeleted),
+              let record = try ctx.txn.get(docs, key: id) else { return false }
+        let indexContext = self.indexContext ?? plan.store.makeContext(ctx.txn)
+        self.indexContext = indexContext
+        let elements = kind.elements(plan.store, docID: String(decoding: id, as: UTF8.self), body: DocumentRecord.body(record),
+                                     context: indexContext, key: key)
+        guard let first = elements.first else { return false }
+        pendingElements = elements.dropFirst().reversed()
+        ctx.slots[elementSlot] = SourceSlot(state: .element, element: first)
+        return true
     }
 
     /// The last covered entry's tuple bytes and values: neighbours in an index often share

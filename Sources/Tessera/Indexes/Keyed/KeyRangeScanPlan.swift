@@ -20,6 +20,7 @@ struct KeyRangeScanPlan: IndexAccessPlan {
     var keys = IndexScanKeys(equalities: [], rangeConstraint: nil)
 
     var boundSources: [Int] { arraySources }
+    var bindsBoundRows: Bool { covering && !arraySources.isEmpty }
 
     func makeRowSource(slot: Int, docs: StorageTable, includeDeleted: Bool, parameters: [String: Value],
                        rowsWanted: Int?) throws -> RowSource {

@@ -1,13 +1,31 @@
 // Value and array indexes store one key per entry (`IndexKey`: the encoded values, the
-// document ID and a trailer) with an empty value. What differs between them is only which
-// entries a document contributes; maintenance, back-fill and the integrity check are shared.
+// document ID and a trailer). The entry's value (`IndexKey.entryValue`, empty for most) says
+// how many elements of the document gave that key (array indexes) and whether the key's
+// values are exact (a covering scan reads the document when they are not).
+// What differs between the kinds is only which entries a document contributes; maintenance,
+// back-fill and the integrity check are shared.
+
+/// One index entry: its `IndexKey` and its stored value.
+struct KeyedEntry: Hashable {
+    var key: [UInt8]
+    var value: [UInt8] = []
+}
 
 /// An index kind whose entries are `IndexKey`s (value and array indexes).
 protocol KeyedIndexKind: IndexKind {
-    /// The keys one document contributes (sorted, unique); empty when the document is outside
-    /// the partial index's `where` or contributes nothing. `ctx` is the index's evaluation
-    /// context (`IndexStore.makeContext`), reused across documents.
-    func entries(_ index: IndexStore, docID: String, body: UnsafeRawBufferPointer, context ctx: ExecContext) -> [[UInt8]]
+    /// The entries one document contributes (sorted by key, keys unique); empty when the
+    /// document is outside the partial index's `where` or contributes nothing. `ctx` is the
+    /// index's evaluation context (`IndexStore.makeContext`), reused across documents.
+    func entries(_ index: IndexStore, docID: String, body: UnsafeRawBufferPointer, context ctx: ExecContext) -> [KeyedEntry]
+}
+
+/// A keyed kind whose entries stand for elements of documents' arrays (array indexes): an
+/// entry counts the elements with its key.
+protocol ElementIndexKind: KeyedIndexKind {
+    /// The elements of a document whose entry key is `key`, one per occurrence (a covering
+    /// scan reads them for an entry whose key was truncated).
+    func elements(_ index: IndexStore, docID: String, body: UnsafeRawBufferPointer, context ctx: ExecContext,
+                  key: UnsafeRawBufferPointer) -> [Value]
 }
 
 extension KeyedIndexKind {
@@ -18,13 +36,15 @@ extension KeyedIndexKind {
         let after = new.map { entries(index, docID: docID, body: $0, context: ctx) } ?? []
         if before == after { return }
         let keep = Set(before).intersection(after)
-        for k in before where !keep.contains(k) { try txn.delete(index.table, key: k) }
-        for k in after where !keep.contains(k) { try txn.put(index.table, key: k, value: []) }
+        let newKeys = Set(after.map(\.key))
+        // A key whose value changed is overwritten, not deleted.
+        for e in before where !keep.contains(e) && !newKeys.contains(e.key) { try txn.delete(index.table, key: e.key) }
+        for e in after where !keep.contains(e) { try txn.put(index.table, key: e.key, value: e.value) }
     }
 
     /// Collects every entry, sorts them and appends them in key order.
     func backfill(_ index: IndexStore, txn: WriteTransaction, docs: StorageTable) throws {
-        var all: [[UInt8]] = []
+        var all: [KeyedEntry] = []
         let ctx = index.makeContext(txn)
         try txn.withCursor(docs) { c in
             try c.forEach { k, v in
@@ -37,16 +57,16 @@ extension KeyedIndexKind {
                 return true
             }
         }
-        all.sort(by: bytesLess)
+        all.sort { bytesLess($0.key, $1.key) }
         var previous: [UInt8]? = nil
-        for k in all where k != previous {
-            try txn.put(index.table, key: k, value: [], flags: .append)
-            previous = k
+        for e in all where e.key != previous {
+            try txn.put(index.table, key: e.key, value: e.value, flags: .append)
+            previous = e.key
         }
     }
 
     func check(_ index: IndexStore, snapshot: Snapshot, docs: StorageTable, entries count: inout Int) throws -> [String] {
-        var expected: [[UInt8]] = []
+        var expected: [KeyedEntry] = []
         let ctx = index.makeContext(snapshot)
         try snapshot.withCursor(docs) { c in
             try c.forEach { k, v in
@@ -56,9 +76,9 @@ extension KeyedIndexKind {
                 return true
             }
         }
-        expected.sort { $0.lexicographicallyPrecedes($1) }
-        var actual: [[UInt8]] = []
-        try snapshot.withCursor(index.table) { c in try c.forEach { k, _ in actual.append(Array(k)); return true } }
+        expected.sort { $0.key.lexicographicallyPrecedes($1.key) }
+        var actual: [KeyedEntry] = []
+        try snapshot.withCursor(index.table) { c in try c.forEach { k, v in actual.append(KeyedEntry(key: Array(k), value: Array(v))); return true } }
         count += actual.count
         var problems: [String] = []
         let name = "\(index.collection):\(index.definition.name)"
@@ -70,11 +90,14 @@ extension KeyedIndexKind {
         }
         while i < expected.count || j < actual.count {
             if problems.count >= 100 { problems.append("\(name): … more differences"); break }
-            if j >= actual.count || (i < expected.count && expected[i].lexicographicallyPrecedes(actual[j])) {
-                problems.append("\(name): missing entry for \(describe(expected[i]))"); i += 1
-            } else if i >= expected.count || actual[j].lexicographicallyPrecedes(expected[i]) {
-                problems.append("\(name): stale entry for \(describe(actual[j]))"); j += 1
+            if j >= actual.count || (i < expected.count && expected[i].key.lexicographicallyPrecedes(actual[j].key)) {
+                problems.append("\(name): missing entry for \(describe(expected[i].key))"); i += 1
+            } else if i >= expected.count || actual[j].key.lexicographicallyPrecedes(expected[i].key) {
+                problems.append("\(name): stale entry for \(describe(actual[j].key))"); j += 1
             } else {
+                if expected[i].value != actual[j].value {
+                    problems.append("\(name): entry for \(describe(actual[j].key)) has the stored value \(actual[j].value), not \(expected[i].value)")
+                }
                 i += 1; j += 1
             }
         }

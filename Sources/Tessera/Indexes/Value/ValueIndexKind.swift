@@ -7,13 +7,18 @@ final class ValueIndexKind: KeyedIndexKind {
 
     init(definition: IndexDefinition, compiled: CompiledIndexDefinition) throws {}
 
+    /// Format 4 marks entries whose key does not give the values back exactly.
+    static func needsRebuild(fromFormat format: UInt32) -> Bool { format < 4 }
+
     static func summary(_ d: IndexDefinition) -> String {
         "value (" + d.expressions.joined(separator: ", ") + ")"
     }
 
-    func entries(_ index: IndexStore, docID: String, body: UnsafeRawBufferPointer, context ctx: ExecContext) -> [[UInt8]] {
+    func entries(_ index: IndexStore, docID: String, body: UnsafeRawBufferPointer, context ctx: ExecContext) -> [KeyedEntry] {
         guard index.bind(ctx, body: body) else { return [] }
-        return [IndexKey.make(values: index.evaluate(ctx), docID: docID).key]
+        let values = index.evaluate(ctx)
+        return [KeyedEntry(key: IndexKey.make(values: values, docID: docID).key,
+                           value: IndexKey.entryValue(occurrences: 1, exact: IndexKey.decodesExactly(values)))]
     }
 
     /// MIN/MAX of the leading expression of a full (not partial) index: its first entry after
@@ -27,7 +32,8 @@ final class ValueIndexKind: KeyedIndexKind {
             // Keys sort MISSING < NULL < every other value (SPEC §5.4).
             let found = largest ? try c.last() : try c.seek(IndexKey.lowerBound(for: [.null], inclusive: false))
             guard found else { return .null }
-            guard let values = try IndexKey.values(fromKey: c.key), let v = values.first else { return nil }
+            // A key that does not give the value back exactly: aggregate the rows instead.
+            guard IndexKey.entryInfo(c.value).exact, let values = try IndexKey.values(fromKey: c.key), let v = values.first else { return nil }
             return v.isMissing ? .null : v
         }
     }
@@ -124,36 +130,19 @@ extension KeyedPlanning {
     func isCovering(_ index: IndexStore, satisfied: [BoundExpr]) -> Bool {
         let q = query
         guard q.sources.count == 1 else { return false }
-        var exprs: [BoundExpr] = []
-        for c in q.columns {
-            switch c.kind {
-            case .expression(let e): exprs.append(e)
-            case .star: return false
-            }
-        }
-        exprs += (q.whereClause?.conjuncts ?? []).filter { !satisfied.contains($0) }
-        exprs += q.groupBy + (q.having.map { [$0] } ?? []) + q.orderBy.map(\.expr) + q.aggregates.flatMap(\.args)
+        guard let exprs = queryExpressions(excluding: satisfied) else { return false }
         // Only plain property paths can be read back from a key.
         let indexed = Set(index.expressions.filter { if case .sourcePath(0, let p) = $0 { return !p.isEmpty } else { return false } })
         if indexed.isEmpty { return false }
-        func covered(_ e: BoundExpr) -> Bool {
-            if let r = KeyedPlanning.rebase(e, from: source.index), indexed.contains(r) { return true }
-            switch e {
-            case .sourcePath: return false
-            case .meta(_, let k): return k == .id
-            case .match, .rank: return false
-            case .literal, .parameter, .variablePath, .aggregate: return true
-            case .member(let b, _), .unary(_, let b), .test(let b, _, _), .collate(let b, _): return covered(b)
-            case .array(let a), .call(_, let a): return a.allSatisfy(covered)
-            case .object(let m): return m.allSatisfy { covered($0.value) }
-            case .binary(_, let a, let b), .like(let a, let b, _), .inArray(let a, let b, _): return covered(a) && covered(b)
-            case .between(let a, let b, let c, _): return covered(a) && covered(b) && covered(c)
-            case .inList(let a, let l, _): return covered(a) && l.allSatisfy(covered)
-            case .caseWhen(let o, let w, let el):
-                return (o.map(covered) ?? true) && w.allSatisfy { covered($0.when) && covered($0.then) } && (el.map(covered) ?? true)
-            case .quantified(_, _, let a, let p): return covered(a) && covered(p)
+        return exprs.allSatisfy { e in
+            KeyedPlanning.readsOnly(e) { n in
+                if let r = KeyedPlanning.rebase(n, from: source.index), indexed.contains(r) { return true }
+                switch n {
+                case .sourcePath: return false
+                case .meta(_, let k): return k == .id
+                default: return nil
+                }
             }
         }
-        return exprs.allSatisfy(covered)
-}
     }
+}
