@@ -83,19 +83,12 @@ struct CoveringArrayScanTests {
         "SELECT meta(h).id AS id, r FROM hotels AS h UNNEST h.rooms AS r WHERE r.kind = 'double'",
     ]
 
-    static func rows(_ db: Database, _ sql: String) throws -> [String] {
-        try db.createQuery(sql).execute().allResults().map { $0.toJSON() }
-    }
-
     @Test("rows equal the plain path's", arguments: [UInt64(3), 4])
     func equivalence(seed: UInt64) throws {
         let a = try Self.database(indexes: true, seed: seed), b = try Self.database(indexes: false, seed: seed)
         defer { try? a.close(); try? b.close() }
-        for sql in Self.queries {
-            let x = try Self.rows(a, sql), y = try Self.rows(b, sql)
-            if sql.contains("ORDER BY") { #expect(x == y, "\(sql)") } else { #expect(x.sorted() == y.sorted(), "\(sql)") }
-            #expect(!y.isEmpty, "\(sql) returns no rows: a weak test")
-        }
+        try expectSameRows(a, b, Self.queries)
+        for sql in Self.queries { #expect(try !resultRows(b, sql).isEmpty, "\(sql) returns no rows: a weak test") }
         #expect(try a.performMaintenance(.integrityCheck).isOK)
     }
 
@@ -108,7 +101,7 @@ struct CoveringArrayScanTests {
             try c.save(id: "new", json: #"{"likes":["a","b","a"],"rooms":[{"kind":"suite","beds":1},{"kind":"suite","beds":1}]}"#)
             try c.delete(id: "h2")
             try? c.purge(id: "h3")
-            out = try queries.map { try rows(db, $0).sorted() }
+            out = try queries.map { try resultRows(db, $0).sorted() }
         }
         return out
     }
@@ -157,11 +150,11 @@ struct CoveringArrayScanTests {
 
         let reopened = try Database(path: dir.path)
         defer { try? reopened.close() }
-        let ids = try Self.rows(reopened, "SELECT meta(h).id AS id, l FROM hotels AS h UNNEST h.likes AS l WHERE l = 'pool'")
+        let ids = try resultRows(reopened, "SELECT meta(h).id AS id, l FROM hotels AS h UNNEST h.likes AS l WHERE l = 'pool'")
         #expect(ids.sorted() == [#"{"id":"h1","l":"pool"}"#, #"{"id":"h1","l":"pool"}"#, #"{"id":"h2","l":"pool"}"#])
-        let rooms = try Self.rows(reopened, "SELECT meta(h).id AS id, r.beds FROM hotels AS h UNNEST h.rooms AS r WHERE r.kind = 'suite'")
+        let rooms = try resultRows(reopened, "SELECT meta(h).id AS id, r.beds FROM hotels AS h UNNEST h.rooms AS r WHERE r.kind = 'suite'")
         #expect(rooms == [#"{"beds":2,"id":"h1"}"#, #"{"beds":2,"id":"h1"}"#])
         // Reading the document finds it gone.
-        #expect(try Self.rows(reopened, "SELECT h.name FROM hotels AS h UNNEST h.likes AS l WHERE l = 'pool'").isEmpty)
+        #expect(try resultRows(reopened, "SELECT h.name FROM hotels AS h UNNEST h.likes AS l WHERE l = 'pool'").isEmpty)
     }
 }

@@ -6,6 +6,14 @@ class RowSource {
     func reset(_ ctx: ExecContext) throws {}
     func next(_ ctx: ExecContext) throws -> Bool { false }
     func close() {}
+
+    /// How many rows are left, for a `count(*)` that reads nothing of them: a source that can
+    /// count without binding each row overrides this; the default reads them.
+    func countRows(_ ctx: ExecContext) throws -> Int {
+        var n = 0
+        while try next(ctx) { n += 1 }
+        return n
+    }
 }
 
 /// Looks documents up by ID (used by index scans).

@@ -25,6 +25,8 @@ final class KeyRangeScan: RowSource {
     /// per occurrence the entry counts; the UNNEST levels then add no rows.
     private let arrayCovering: Bool
     private let elementSlot: Int
+    /// A skip-scan's next seek: past the group of the last row.
+    @exclusivity(unchecked) private var skipTo: [UInt8]?
     /// Rows still to repeat for the current entry (its further occurrences).
     @exclusivity(unchecked) private var repeatsLeft = 0
     /// Elements still to bind for an entry whose key was truncated (read from its document).
@@ -110,6 +112,7 @@ final class KeyRangeScan: RowSource {
         cursorAtUnread = false
         repeatsLeft = 0
         pendingElements = []
+        skipTo = nil
     }
 
     /// Entries whose values share their first `groupLength` key bytes may have been
@@ -167,20 +170,15 @@ final class KeyRangeScan: RowSource {
             var ok: Bool
             if !positioned {
                 positioned = true
-                if plan.descending {
-                    if let upper = scan.upper {
-                        ok = try cursor.seek(upper) ? try cursor.prev() : try cursor.last()
-                    } else {
-                        ok = try cursor.last()
-                    }
-                } else {
-                    // LMDB rejects an empty key: an open lower bound is the first entry.
-                    ok = scan.lower.isEmpty ? try cursor.first() : try cursor.seek(scan.lower)
-                }
+                ok = try position(cursor, at: scan)
             } else if cursorAtUnread {
                 // A group read left the cursor on the first entry after it.
                 cursorAtUnread = false
                 ok = true
+            } else if let skip = skipTo {
+                // Past every entry of the last group (`FF` follows no complete encoding).
+                skipTo = nil
+                ok = try cursor.seek(skip)
             } else {
                 ok = plan.descending ? try cursor.prev() : try cursor.next()
             }
@@ -230,6 +228,11 @@ final class KeyRangeScan: RowSource {
                         }
                         if fresh, m == .inside, let paths = coveredPaths, IndexKey.entryInfo(cursor.value).exact,
                            let values = coveredValues(key, tupleLength: n - IndexKey.trailerSize - idLength) {
+                            if let k = plan.skipColumns, !plan.descending, k <= values.count {
+                                // The group's key prefix (the encoding is canonical: checked).
+                                let prefix = IndexKey.encode(Array(values[0..<k]))
+                                if prefix.count <= n, keyHasPrefix(key, prefix) { skipTo = prefix + [IndexKey.highByte] }
+                            }
                             ctx.slots[slot] = SourceSlot(state: .covered, id: id, covered: values, coveredPaths: paths,
                                                          coveredGeneration: tupleGeneration)
                             return true
@@ -245,6 +248,49 @@ final class KeyRangeScan: RowSource {
             positioned = false
         }
         return false
+    }
+
+    /// Puts the cursor on the first entry of `scan` in the scan's direction (false: none).
+    private func position(_ cursor: KeyCursor, at scan: IndexKey.KeyRange) throws -> Bool {
+        if plan.descending {
+            if let upper = scan.upper { return try cursor.seek(upper) ? try cursor.prev() : try cursor.last() }
+            return try cursor.last()
+        }
+        // LMDB rejects an empty key: an open lower bound is the first entry.
+        return scan.lower.isEmpty ? try cursor.first() : try cursor.seek(scan.lower)
+    }
+
+    /// Counts the entries in the ranges without binding them (a value index has one per
+    /// document): only an entry whose key a range cannot classify reads its document.
+    override func countRows(_ ctx: ExecContext) throws -> Int {
+        guard let cursor, plan.arraySources.isEmpty, !plan.ordered, !plan.descending, !positioned, rangeIndex == 0 else {
+            return try super.countRows(ctx)
+        }
+        var n = 0
+        for (exact, scan) in ranges {
+            var ok = try position(cursor, at: scan)
+            while ok {
+                let key = cursor.key
+                if let upper = scan.upper, compareStoredKeys(key, upper) >= 0 { break }
+                let m = exact.match(key: key)
+                let k = key.count
+                if m != .outside, k >= IndexKey.trailerSize, case let idLength = Int(key[k - 3]) << 8 | Int(key[k - 2]),
+                   idLength + IndexKey.trailerSize <= k {
+                    let id = UnsafeRawBufferPointer(rebasing: key[(k - 3 - idLength)..<(k - 3)])
+                    if !dedupeAcrossRanges || seen.insert(Array(id)).inserted {
+                        if m == .inside {
+                            n += 1
+                        } else if try DocumentFetch.bind(ctx, slot: slot, table: docs, id: id, includeDeleted: includeDeleted),
+                                  recheck.allSatisfy({ Semantics.truth($0(ctx)) == .true }) {
+                            n += 1
+                        }
+                    }
+                }
+                ok = try cursor.next()
+            }
+        }
+        rangeIndex = ranges.count
+        return n
     }
 
     /// Binds the first row of a covering array-index entry: the collection slot to the

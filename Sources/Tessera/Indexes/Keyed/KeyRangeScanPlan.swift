@@ -16,6 +16,9 @@ struct KeyRangeScanPlan: IndexAccessPlan {
     var arraySources: [Int] = []
     /// The scan's order is the query's ORDER BY (long values must then be ordered exactly).
     var ordered = false
+    /// Only the first entry of each distinct prefix of this many columns is wanted (DISTINCT
+    /// over a covering index): the scan seeks past the rest (a skip-scan).
+    var skipColumns: Int?
     /// The column constraints the key ranges are built from when the scan starts.
     var keys = IndexScanKeys(equalities: [], rangeConstraint: nil)
 

@@ -83,6 +83,7 @@ extension KeyedPlanning {
         // GROUP BY keys / DISTINCT columns that are the leading index columns (after those an
         // equality fixes): in key order equal groups come together, so grouping streams.
         var groups = false
+        var groupColumns = 0
         if q.sources.count == 1, equalities.allSatisfy({ $0.count == 1 }) {
             var keys: [BoundExpr]? = nil
             if !q.groupBy.isEmpty {
@@ -99,7 +100,11 @@ extension KeyedPlanning {
             if let keys {
                 let wanted = Set(keys)
                 for start in Set([0, equalities.count]) where start + wanted.count <= exprs.count {
-                    if Set(exprs[start..<(start + wanted.count)]) == wanted && wanted.count == keys.count { groups = true; break }
+                    if Set(exprs[start..<(start + wanted.count)]) == wanted && wanted.count == keys.count {
+                        groups = true
+                        groupColumns = start + wanted.count
+                        break
+                    }
                 }
             }
         }
@@ -117,6 +122,9 @@ extension KeyedPlanning {
         scan.keys = IndexScanKeys(equalities: equalities, rangeConstraint: rangeConstraint)
         scan.ordered = satisfiesOrder || groups
         scan.covering = covering
+        // DISTINCT, or GROUP BY without aggregates, needs one entry per group: after it the
+        // scan seeks past the group's key prefix.
+        if groups && covering && q.aggregates.isEmpty && (q.distinct || !q.groupBy.isEmpty) { scan.skipColumns = groupColumns }
         let entries = try request.snapshot.count(index.table)
         let cost = AccessCost(equalityColumns: equalities.count, rangeColumns: rangeConstraint == nil ? 0 : 1,
                               deliversOrder: satisfiesOrder || usefulGroups ? 1 : 0, estimatedRows: entries)

@@ -262,6 +262,16 @@ final class Executor {
             ctx.restore(Array(repeating: SourceSlot(), count: ctx.slotCount))
             for (i, v) in values.enumerated() { ctx.aggregateValues[i] = v }
             if having.map({ Semantics.truth($0(ctx)) == .true }) ?? true { accept(project()) }
+        } else if prepared.countsRows {
+            // count(*) of the rows of one source that nothing else reads: counted unbound.
+            started = true
+            exhausted = true
+            try levels[0].reset(ctx)
+            let n = try levels[0].countRows(ctx)
+            if let e = ctx.deferredError { throw e }
+            ctx.restore(Array(repeating: SourceSlot(), count: ctx.slotCount))
+            for i in plan.query.aggregates.indices { ctx.aggregateValues[i] = .int(Int64(n)) }
+            if having.map({ Semantics.truth($0(ctx)) == .true }) ?? true { accept(project()) }
         } else if plan.query.isAggregating && plan.groupsDelivered && !groupKeys.isEmpty {
             // Rows come grouped (an index in key order): each group is finished when the next
             // one starts; no hash table.
