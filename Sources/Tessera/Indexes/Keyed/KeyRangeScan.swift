@@ -12,6 +12,8 @@ final class KeyRangeScan: RowSource {
     private let equalities: [[Compiled?]]
     private let equalityExprs: [[BoundExpr]]
     private let recheck: [Compiled]
+    private let lowerBound: Compiled?
+    private let upperBound: Compiled?
     /// Array-index scans bind the parent document once, however many elements match.
     private let dedupe: Bool
     @exclusivity(unchecked) private var seen = Set<[UInt8]>()
@@ -39,8 +41,11 @@ final class KeyRangeScan: RowSource {
         self.docs = docs
         self.includeDeleted = includeDeleted
         equalityExprs = plan.keys.equalities
-        equalities = plan.keys.equalities.map { $0.map { e in if case .literal = e { return nil } else { return Compiled(ExpressionCompiler.compile(e)) } } }
-        recheck = plan.satisfied.map { Compiled(ExpressionCompiler.compile($0)) }
+        let compiled = plan.evaluators.get { KeyRangeScanEvaluators(plan) }
+        equalities = compiled.equalities
+        recheck = compiled.recheck
+        lowerBound = compiled.lower
+        upperBound = compiled.upper
         // An array index has one entry per (element values, document): a lookup that fixes
         // every column meets each document at most once per key range (several ranges are
         // deduplicated below); a prefix or range lookup can meet it once per element.
@@ -89,12 +94,12 @@ final class KeyRangeScan: RowSource {
             case .range(let lo, let hi)?:
                 var lower: Value = .null, lowerInclusive = false
                 if let (e, inc) = lo {
-                    guard let v = evaluate(e, e.isLiteral ? nil : ExpressionCompiler.compile(e), ctx, allowNull: false) else { continue }
+                    guard let v = evaluate(e, lowerBound?.evaluate, ctx, allowNull: false) else { continue }
                     lower = v; lowerInclusive = inc
                 }
                 var upper: Value? = nil, upperInclusive = true
                 if let (e, inc) = hi {
-                    guard let v = evaluate(e, e.isLiteral ? nil : ExpressionCompiler.compile(e), ctx, allowNull: false) else { continue }
+                    guard let v = evaluate(e, upperBound?.evaluate, ctx, allowNull: false) else { continue }
                     upper = v; upperInclusive = inc
                 }
                 let r = IndexKey.KeyRange.range(equal: t, lower: lower, lowerInclusive: lowerInclusive, upper: upper, upperInclusive: upperInclusive)

@@ -41,8 +41,10 @@ final class Executor {
 
     init(prepared: PreparedPlan, txn: Snapshot, parameters: [String: Value], sourceFactory: (SourcePlan, Int) throws -> RowSource) throws {
         self.prepared = prepared
-        let q = prepared.plan.query
-        ctx = ExecContext(sourceCount: q.sources.count, variableCount: q.variableCount, aggregateCount: q.aggregates.count,
+        // Fields are read through `prepared` (a local copy of the analysed query or of the
+        // shared evaluators would retain every field of it, per execution).
+        ctx = ExecContext(sourceCount: prepared.plan.query.sources.count, variableCount: prepared.plan.query.variableCount,
+                          aggregateCount: prepared.plan.query.aggregates.count,
                           parameters: parameters, txn: txn)
         var lv: [RowSource] = []
         var ons: [Compiled?] = []
@@ -50,14 +52,13 @@ final class Executor {
         var lo: [Bool] = []
         // Expressions without parameters were compiled once for the plan; the others take this
         // execution's parameters as constants before compiling.
-        let shared = prepared.shared
         func compiled(_ e: BoundExpr, _ once: Compiled?) -> Compiled {
             once ?? Compiled(ExpressionCompiler.compile(e.bindingParameters(parameters)))
         }
         for (i, sp) in prepared.plan.sources.enumerated() {
             lv.append(try sourceFactory(sp, i))
-            ons.append(sp.source.on.map { compiled($0, shared.ons[i]) })
-            fs.append(sp.filter.enumerated().map { compiled($1, shared.filters[i][$0]) })
+            ons.append(sp.source.on.map { compiled($0, prepared.shared.ons[i]) })
+            fs.append(sp.filter.enumerated().map { compiled($1, prepared.shared.filters[i][$0]) })
             lo.append(sp.source.join == .leftOuter)
         }
         levels = lv
@@ -77,20 +78,20 @@ final class Executor {
         filters = fs
         leftOuter = lo
         matchedAny = Array(repeating: false, count: lv.count)
-        columns = q.columns.enumerated().map { i, col in
+        columns = prepared.plan.query.columns.enumerated().map { i, col in
             switch col.kind {
-            case .expression(let e): return .expression(compiled(e, shared.columns[i]))
+            case .expression(let e): return .expression(compiled(e, prepared.shared.columns[i]))
             case .star(let s): return .star(s ?? 0)
             }
         }
-        orderKeys = q.orderBy.enumerated().map { i, t in
+        orderKeys = prepared.plan.query.orderBy.enumerated().map { i, t in
             var collation = Collation.binary
             if case .collate(_, let c) = t.expr { collation = c }
-            return (compiled(t.expr, shared.orderKeys[i]), collation, t.descending)
+            return (compiled(t.expr, prepared.shared.orderKeys[i]), collation, t.descending)
         }
-        aggregateArgs = q.aggregates.enumerated().map { i, a in a.args.enumerated().map { compiled($1, shared.aggregateArgs[i][$0]) } }
-        groupKeys = q.groupBy.enumerated().map { compiled($1, shared.groupKeys[$0]) }
-        having = q.having.map { compiled($0, shared.having) }
+        aggregateArgs = prepared.plan.query.aggregates.enumerated().map { i, a in a.args.enumerated().map { compiled($1, prepared.shared.aggregateArgs[i][$0]) } }
+        groupKeys = prepared.plan.query.groupBy.enumerated().map { compiled($1, prepared.shared.groupKeys[$0]) }
+        having = prepared.plan.query.having.map { compiled($0, prepared.shared.having) }
         limit = prepared.plan.limit
         offset = prepared.plan.offset
     }
