@@ -12,6 +12,8 @@ final class KeyRangeScan: RowSource {
     private let equalities: [[Compiled?]]
     private let equalityExprs: [[BoundExpr]]
     private let recheck: [Compiled]
+    /// Every equality column has one value: one key tuple.
+    private let singleValued: Bool
     private let lowerBound: Compiled?
     private let upperBound: Compiled?
     /// Array-index scans bind the parent document once, however many elements match.
@@ -43,6 +45,7 @@ final class KeyRangeScan: RowSource {
         equalityExprs = plan.keys.equalities
         let compiled = plan.evaluators.get { KeyRangeScanEvaluators(plan) }
         equalities = compiled.equalities
+        singleValued = plan.keys.equalities.allSatisfy { $0.count == 1 }
         recheck = compiled.recheck
         lowerBound = compiled.lower
         upperBound = compiled.upper
@@ -75,14 +78,26 @@ final class KeyRangeScan: RowSource {
         seen.removeAll(keepingCapacity: true)
         rangeIndex = 0
         positioned = false
-        // Equality tuples: the cartesian product of each column's values.
-        var tuples: [[Value]] = [[]]
-        for (col, exprs) in equalityExprs.enumerated() {
-            var values: [Value] = []
-            for (i, e) in exprs.enumerated() {
-                if let v = evaluate(e, equalities[col][i]?.evaluate, ctx, allowNull: true) { values.append(v) }
+        // Equality tuples: the cartesian product of each column's values (one tuple when
+        // each column has one value, the usual case, built without the product).
+        var tuples: [[Value]]
+        if singleValued {
+            var t: [Value] = []
+            t.reserveCapacity(equalityExprs.count)
+            for (col, exprs) in equalityExprs.enumerated() {
+                guard let v = evaluate(exprs[0], equalities[col][0]?.evaluate, ctx, allowNull: true) else { break }
+                t.append(v)
             }
-            tuples = tuples.flatMap { t in values.map { t + [$0] } }
+            tuples = t.count == equalityExprs.count ? [t] : []
+        } else {
+            tuples = [[]]
+            for (col, exprs) in equalityExprs.enumerated() {
+                var values: [Value] = []
+                for (i, e) in exprs.enumerated() {
+                    if let v = evaluate(e, equalities[col][i]?.evaluate, ctx, allowNull: true) { values.append(v) }
+                }
+                tuples = tuples.flatMap { t in values.map { t + [$0] } }
+            }
         }
         var built: [IndexKey.KeyRange] = []
         for t in tuples {
@@ -106,9 +121,12 @@ final class KeyRangeScan: RowSource {
                 if !r.isEmpty { built.append(r) }
             }
         }
-        built.sort { $0.lower.lexicographicallyPrecedes($1.lower) }
-        var unique: [IndexKey.KeyRange] = []
-        for r in built where unique.last != r { unique.append(r) }
+        var unique = built
+        if built.count > 1 {
+            built.sort { $0.lower.lexicographicallyPrecedes($1.lower) }
+            unique = []
+            for r in built where unique.last != r { unique.append(r) }
+        }
         if plan.descending { unique.reverse() }
         ranges = unique.map { ($0, $0.clipped()) }
         // Several ranges can meet the same document (truncated keys of different values).
