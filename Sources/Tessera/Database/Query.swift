@@ -117,14 +117,16 @@ public final class Query: Sendable {
     }
 
     func boundParameters(for q: AnalyzedQuery) throws -> [String: Value] {
-        var out: [String: Value] = [:]
-        for (name, value) in parameters?.values ?? [:] {
+        let given = parameters?.values ?? [:]
+        var nulls = false
+        for (name, value) in given {
             guard q.parameterNames.contains(name) else {
                 throw QueryError(.semantic, "unknown parameter '$\(name)': the query has \(q.parameterNames.isEmpty ? "no parameters" : q.parameterNames.sorted().map { "$" + $0 }.joined(separator: ", "))", source: text)
             }
-            if !value.isNull { out[name] = value }
+            if value.isNull { nulls = true }
         }
-        return out
+        // Most executions bind no NULL: the values are used as given, not copied.
+        return nulls ? given.filter { !$0.value.isNull } : given
     }
 
     func makePlan(txn: Snapshot? = nil) throws -> (QueryPlan, [String: Value]) {

@@ -178,12 +178,19 @@ protocol IndexAccessPlan: Sendable {
     var index: IndexStore? { get }
     /// Later sources this path binds as well (the UNNEST chain an array index serves).
     var boundSources: [Int] { get }
+    /// The path binds the rows of `boundSources` itself (a covering array-index scan), so
+    /// their levels add no rows; otherwise they unnest the bound document again.
+    var bindsBoundRows: Bool { get }
     /// The row source of `slot`, reading documents from `docs`.
     /// - Parameter rowsWanted: LIMIT + OFFSET when known.
     func makeRowSource(slot: Int, docs: StorageTable, includeDeleted: Bool, parameters: [String: Value],
                        rowsWanted: Int?) throws -> RowSource
     /// The EXPLAIN description (`sources`: the query's sources, for aliases).
     func explain(sources: [SourceInfo]) -> IndexAccessExplanation
+}
+
+extension IndexAccessPlan {
+    var bindsBoundRows: Bool { false }
 }
 
 /// What EXPLAIN shows of an index access path.

@@ -26,6 +26,44 @@ struct KeyArenaTests {
         }
     }
 
+    @Test func inPlaceExactnessIsTheDecodedValuesExactness() {
+        var r = KeyTestRNG(seed: 74)
+        var inexact = 0
+        for i in 0..<3_000 {
+            var v = ValueGen.value(&r)
+            if v.isMissing { v = .null }
+            if i % 5 == 0 { v = .double(r.pick([2.0, -0.0, 0.0, -3.0, 1e300, 0.5, 9.2e18])) }
+            let (inPlace, decoded) = Self.withMember(v) { b in
+                (IndexKey.decodesExactly(binary: b), IndexKey.decodesExactly(b.toValue()))
+            }
+            #expect(inPlace == decoded, "\(v)")
+            if !decoded { inexact += 1 }
+        }
+        #expect(inexact > 100)
+    }
+
+    /// Repeats of a key merge into one entry that counts them and is exact only if every
+    /// repeat is (an integral Double or -0.0 is not: its key decodes as an Int).
+    @Test func sortedEntriesCountRepeatsAndMergeExactness() {
+        var arena = KeyArena()
+        let keys: [Value] = ["b", 2, 2.0, "b", -0.0, 0, "b", 2.5]
+        for v in keys {
+            arena.appendComponent(v)
+            arena.finishKey(docID: UnsafeRawBufferPointer(start: nil, count: 0))
+        }
+        let got = arena.sortedEntries().map {
+            KeyedEntry(key: arena.key($0.key), value: IndexKey.entryValue(occurrences: $0.occurrences, exact: $0.exact))
+        }
+        func entry(_ v: Value, _ n: Int, _ exact: Bool) -> KeyedEntry {
+            KeyedEntry(key: IndexKey.make(values: [v], docID: "").key, value: IndexKey.entryValue(occurrences: n, exact: exact))
+        }
+        let expected = [entry(0, 2, false), entry(2, 2, false), entry(2.5, 1, true), entry("b", 3, true)]
+            .sorted { bytesLess($0.key, $1.key) }
+        #expect(got == expected)
+        #expect(arena.sortedEntries(from: 1, to: 2).map(\.exact) == [true])
+        #expect(arena.sortedEntries(from: 2, to: 3).map(\.exact) == [false])
+    }
+
     @Test func arenaKeysAreMakeKeysTruncatedAlike() {
         var r = KeyTestRNG(seed: 72)
         for round in 0..<1_000 {
@@ -99,25 +137,32 @@ struct KeyArenaTests {
         }
     }
 
-    /// The entries as the definition gives them through `Value`s.
-    static func evaluatedEntries(_ index: IndexStore, id: String, body: UnsafeRawBufferPointer, snapshot: Snapshot) -> [[UInt8]] {
+    /// The entries as the definition gives them through `Value`s: for arrays, one per
+    /// distinct key counting its elements; the stored value says the count and whether the
+    /// key gives the values back exactly (`IndexKey.entryValue`).
+    static func evaluatedEntries(_ index: IndexStore, id: String, body: UnsafeRawBufferPointer, snapshot: Snapshot) -> [KeyedEntry] {
         if let array = index.kind as? ArrayIndexKind {
             let ctx = index.makeContext(snapshot)
             guard index.bind(ctx, body: body), let root = ctx.slots[0].body else { return [] }
             var elements: [Value] = []
             array.collectElements(root.value(at: array.levels[0]), level: 1, into: &elements)
-            var keys = Set<[UInt8]>()
+            var keys: [[UInt8]: (occurrences: Int, exact: Bool)] = [:]
             for e in elements {
                 var values = [e]
                 if !index.expressions.isEmpty {
                     ctx.slots[0] = SourceSlot(state: .element, element: e)
                     values = index.evaluate(ctx)
                 }
-                keys.insert(IndexKey.make(values: values, docID: id).key)
+                let key = IndexKey.make(values: values, docID: id).key
+                let old = keys[key] ?? (0, true)
+                keys[key] = (old.occurrences + 1, old.exact && IndexKey.decodesExactly(values))
             }
-            return keys.sorted(by: bytesLess)
+            return keys.sorted { bytesLess($0.key, $1.key) }.map {
+                KeyedEntry(key: $0.key, value: IndexKey.entryValue(occurrences: $0.value.occurrences, exact: $0.value.exact))
+            }
         }
         guard let values = index.columnValues(body: body, txn: snapshot) else { return [] }
-        return [IndexKey.make(values: values, docID: id).key]
+        return [KeyedEntry(key: IndexKey.make(values: values, docID: id).key,
+                           value: IndexKey.entryValue(occurrences: 1, exact: IndexKey.decodesExactly(values)))]
     }
 }

@@ -176,11 +176,15 @@ struct FileSafetyTests {
         #expect(try reopened.performMaintenance(.integrityCheck).isOK)
         try reopened.close()
         // The current format is recorded: a second open does not rebuild again.
-        let check = try Environment(path: dir.path)
-        defer { check.close() }
-        let meta = try #require(try check.openTable("meta", create: false))
-        let version = try check.read { txn in try #require(try txn.get(meta, key: "format")).loadUnaligned(fromByteOffset: 4, as: UInt32.self) }
-        #expect(UInt32(littleEndian: version) == Database.formatVersion)
+        #expect(try formatVersion(at: dir.path) == Database.formatVersion)
+    }
+
+    /// The `format` record of a closed database.
+    func formatVersion(at path: String) throws -> UInt32 {
+        let env = try Environment(path: path)
+        defer { env.close() }
+        let meta = try #require(try env.openTable("meta", create: false))
+        return UInt32(littleEndian: try env.read { txn in try #require(try txn.get(meta, key: "format")).loadUnaligned(fromByteOffset: 4, as: UInt32.self) })
     }
 
     /// Format 2 gave stop words a position (SPEC §10.1 step 6 now drops them first): opening a
@@ -203,6 +207,8 @@ struct FileSafetyTests {
             let changed = text.replacingOccurrences(of: #""language":"""#, with: #""language":"en""#)
             #expect(changed != text)
             _ = try txn.put(meta, key: Array("catalog".utf8), value: Array(changed.utf8))
+            // Format-2 databases predate the catalogue checksum.
+            _ = try txn.delete(meta, key: Array(Catalog.checksumKey.utf8))
         }
         env.close()
         try setFormatVersion(2, at: dir.path)
@@ -212,6 +218,34 @@ struct FileSafetyTests {
         let rows = try reopened.createQuery(#"SELECT meta().id AS id FROM docs WHERE match(ft, '"view nights"')"#).execute().allResults()
         #expect(rows.map { $0.string(forKey: "id") } == ["v1"])
         #expect(try reopened.performMaintenance(.integrityCheck).isOK)
+    }
+
+    /// Format 3 kept one array-index entry per distinct element and document, with no count of
+    /// its occurrences (format 4 stores it, for covering UNNEST scans). Opening a database the
+    /// format-3 CLI wrote (Format3Database/README.md) rebuilds its array indexes: covering
+    /// scans then give one row per occurrence, as reading the documents does.
+    @Test func aFormat3DatabaseGetsItsArrayIndexesRebuilt() throws {
+        let dir = ScratchDirectory("format3")
+        defer { dir.remove() }
+        let fixture = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("Format3Database/data.mdb")
+        try FileManager.default.copyItem(atPath: fixture.path, toPath: dir.child("data.mdb"))
+
+        let db = try Database(path: dir.path)
+        defer { try? db.close() }
+        let likes = "SELECT meta(h).id AS id, l FROM hotels AS h UNNEST h.likes AS l WHERE l = 'pool'"
+        #expect(try db.createQuery(likes).explain().contains("COVERING ARRAY INDEX likesIdx"))
+        #expect(try db.createQuery(likes).execute().allResults().compactMap { $0.string(forKey: "id") } == ["h1", "h1", "h2", "h2", "h2"])
+        let rooms = "SELECT meta(h).id AS id, r.beds FROM hotels AS h UNNEST h.rooms AS r WHERE r.kind = 'suite'"
+        #expect(try db.createQuery(rooms).explain().contains("COVERING ARRAY INDEX roomsIdx"))
+        #expect(try db.createQuery(rooms).execute().allResults().map { $0.toJSON() }
+                == [#"{"beds":2,"id":"h1"}"#, #"{"beds":2,"id":"h1"}"#, #"{"beds":3,"id":"h4"}"#])
+        // 1 and 1.0 share a key: their entry sends the scan to the document for the exact values.
+        let numbers = "SELECT meta(h).id AS id, TOSTRING(l) AS t FROM hotels AS h UNNEST h.likes AS l WHERE l = 1"
+        #expect(try db.createQuery(numbers).execute().allResults().compactMap { $0.string(forKey: "t") }.sorted() == ["1", "1.0"])
+        #expect(try db.createQuery("SELECT name FROM hotels WHERE name = 'Beta'").execute().allResults().count == 1)
+        #expect(try db.performMaintenance(.integrityCheck).isOK)
+        try db.close()
+        #expect(try formatVersion(at: dir.path) == 4)
     }
 
     /// Deleting a database (or closing a temporary one) removes links inside its directory,

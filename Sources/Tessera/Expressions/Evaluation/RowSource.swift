@@ -1,3 +1,5 @@
+import Synchronization
+
 /// Produces the rows of one data source, binding `ctx.slots[slot]` on each `next`.
 /// Subclasses are the access paths; `reset` restarts for a new outer row.
 class RowSource {
@@ -6,6 +8,14 @@ class RowSource {
     func reset(_ ctx: ExecContext) throws {}
     func next(_ ctx: ExecContext) throws -> Bool { false }
     func close() {}
+
+    /// How many rows are left, for a `count(*)` that reads nothing of them: a source that can
+    /// count without binding each row overrides this; the default reads them.
+    func countRows(_ ctx: ExecContext) throws -> Int {
+        var n = 0
+        while try next(ctx) { n += 1 }
+        return n
+    }
 }
 
 /// Looks documents up by ID (used by index scans).
@@ -31,5 +41,26 @@ enum DocumentFetch {
         s.pointee.record = header
         s.pointee.body = BinaryValue.root(DocumentRecord.body(v))
         return true
+    }
+}
+
+/// Evaluators a plan compiles when it first runs and every later execution shares (they keep
+/// no state of their own, see `Compiled`): a row source then costs no compiling per execution.
+final class CompiledOnce<T>: @unchecked Sendable {
+    // @unchecked Sendable: `value` is read and written under `lock` only; T's evaluators are
+    // stateless closures, safe to call from several executions at once.
+    private let lock = Mutex<Void>(())
+    private var value: T?
+
+    init() {}
+
+    /// The compiled value, made by `make` on the first call.
+    func get(_ make: () -> T) -> T {
+        lock.withLock { _ in
+            if let value { return value }
+            let made = make()
+            value = made
+            return made
+        }
     }
 }

@@ -1,8 +1,12 @@
 /// An array index (SPEC §9.3): one entry per reachable element of the array at `path` (nested
 /// levels joined by `[]`) of every live document — the element itself, or the index
-/// expressions evaluated on it — for UNNEST chains over the same path.
-final class ArrayIndexKind: KeyedIndexKind {
+/// expressions evaluated on it — for UNNEST chains over the same path. Elements of one
+/// document with the same key share one entry, whose value counts them (`IndexKey.occurrences`),
+/// so that a covering scan yields as many UNNEST rows as the document's array has.
+final class ArrayIndexKind: ElementIndexKind {
     static let type = IndexType.array
+    /// Format 4 added the occurrence count (and exactness) to each entry.
+    static func needsRebuild(fromFormat format: UInt32) -> Bool { format < 4 }
     static let allowsWhere = false
     static let requiresExpressions = false
     /// The path of each nesting level.
@@ -45,18 +49,42 @@ final class ArrayIndexKind: KeyedIndexKind {
             return
         }
         let ctx = evaluation.context()
-        guard index.bind(ctx, body: body), let root = ctx.slots[0].body else { return }
+        for e in documentElements(index, body: body, context: ctx) {
+            appendKey(of: e, index, docID: docID, context: ctx, into: &arena)
+        }
+    }
+
+    func elements(_ index: IndexStore, docID: String, body: UnsafeRawBufferPointer, context ctx: ExecContext,
+                  key: UnsafeRawBufferPointer) -> [Value] {
+        var arena = KeyArena()
+        var id = docID
+        return id.withUTF8 { p in
+            documentElements(index, body: body, context: ctx).filter { e in
+                arena.removeAll()
+                appendKey(of: e, index, docID: UnsafeRawBufferPointer(p), context: ctx, into: &arena)
+                return arena.withKey(0) { $0.elementsEqual(key) }
+            }
+        }
+    }
+
+    /// The innermost elements of a document (none if it is outside the index).
+    private func documentElements(_ index: IndexStore, body: UnsafeRawBufferPointer, context ctx: ExecContext) -> [Value] {
+        guard index.bind(ctx, body: body), let root = ctx.slots[0].body else { return [] }
         var elements: [Value] = []
         collectElements(root.value(at: levels[0]), level: 1, into: &elements)
-        for e in elements {
-            if index.expressions.isEmpty {
-                arena.appendComponent(e)
-            } else {
-                ctx.slots[0] = SourceSlot(state: .element, element: e)
-                for v in index.evaluate(ctx) { arena.appendComponent(v) }
-            }
-            arena.finishKey(docID: docID)
+        return elements
+    }
+
+    /// Appends the key of element `e`: the element itself, or the index expressions on it.
+    private func appendKey(of e: Value, _ index: IndexStore, docID: UnsafeRawBufferPointer, context ctx: ExecContext,
+                           into arena: inout KeyArena) {
+        if index.expressions.isEmpty {
+            arena.appendComponent(e)
+        } else {
+            ctx.slots[0] = SourceSlot(state: .element, element: e)
+            for v in index.evaluate(ctx) { arena.appendComponent(v) }
         }
+        arena.finishKey(docID: docID)
     }
 
     /// The innermost elements reachable through the array levels (non-arrays contribute none).
@@ -127,7 +155,8 @@ extension KeyedPlanning {
         }
         let (equalities, used, rangeConstraint) = KeyedPlanning.constrainPrefix(byColumn, columns: exprs.count)
         guard !used.isEmpty else { return nil }
-        var scan = KeyRangeScanPlan(store: index, descending: false, covering: false,
+        let covering = isArrayCovering(index, chain: chain)
+        var scan = KeyRangeScanPlan(store: index, descending: false, covering: covering,
                                     describedPredicates: used.map(\.text).joined(separator: " AND "), satisfied: [], expressions: exprs)
         scan.arraySources = chain
         scan.keys = IndexScanKeys(equalities: equalities, rangeConstraint: rangeConstraint, spread: KeyedPlanning.spreadColumns(used))
@@ -135,5 +164,32 @@ extension KeyedPlanning {
         return AccessCandidate(plan: scan, satisfied: [], deliversOrder: false,
                                cost: AccessCost(equalityColumns: equalities.count, rangeColumns: rangeConstraint == nil ? 0 : 1,
                                                 estimatedRows: entries))
+    }
+
+    /// True if the query reads nothing but `meta().id` of the collection source and, of the
+    /// innermost UNNEST alias, the element itself (an index without expressions) or the
+    /// index expressions' paths: the array index then yields the rows alone (its entries
+    /// count the element's occurrences), and the outer UNNEST aliases of a nested path must
+    /// not be read. The query's sources must be the collection and its UNNEST chain.
+    func isArrayCovering(_ index: IndexStore, chain: [Int]) -> Bool {
+        guard let innermost = chain.last, query.sources.count == chain.count + 1, source.index == 0,
+              query.sources.allSatisfy({ $0.join == nil }),
+              let exprs = queryExpressions(excluding: []) else { return false }
+        var paths: Set<[PathComponent]> = []
+        for e in index.expressions {
+            guard case .sourcePath(0, let p) = e, !p.isEmpty else { return false }
+            paths.insert(p)
+        }
+        return exprs.allSatisfy { e in
+            KeyedPlanning.readsOnly(e) { n in
+                switch n {
+                case .sourcePath(let s, let p) where s == innermost:
+                    return index.expressions.isEmpty || paths.contains(p)
+                case .sourcePath: return false
+                case .meta(let s, let k): return s == source.index && k == .id
+                default: return nil
+                }
+            }
+        }
     }
 }

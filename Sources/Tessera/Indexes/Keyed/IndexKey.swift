@@ -243,6 +243,74 @@ enum IndexKey {
         return (key, truncated)
     }
 
+    /// An entry's stored value: empty for one occurrence whose values the key gives back
+    /// exactly (most entries); otherwise an unsigned LEB128 varint of `occurrences << 1`,
+    /// plus 1 when the key does not give the values back exactly (see `decodesExactly`).
+    /// A value index has one occurrence per entry; an array index counts the elements of the
+    /// document with that key.
+    static func entryValue(occurrences: Int, exact: Bool) -> [UInt8] {
+        if occurrences <= 1 && exact { return [] }
+        var out: [UInt8] = []
+        var n = UInt64(max(occurrences, 1)) << 1 | (exact ? 0 : 1)
+        while n >= 0x80 {
+            out.append(UInt8(n & 0x7F) | 0x80)
+            n >>= 7
+        }
+        out.append(UInt8(n))
+        return out
+    }
+
+    /// What an entry's stored value says (see `entryValue`): how many occurrences it stands
+    /// for, and whether the key's values are exact. A malformed value reads as one inexact
+    /// occurrence (the document is then read).
+    @inline(__always)
+    static func entryInfo(_ value: UnsafeRawBufferPointer) -> (occurrences: Int, exact: Bool) {
+        if value.isEmpty { return (1, true) }
+        var n: UInt64 = 0
+        var shift: UInt64 = 0
+        for b in value {
+            guard shift < 63 else { return (1, false) }
+            n |= UInt64(b & 0x7F) << shift
+            if b & 0x80 == 0 { return (max(Int(truncatingIfNeeded: n >> 1), 1), n & 1 == 0) }
+            shift += 7
+        }
+        return (1, false)
+    }
+
+    /// False if decoding the encoding of `values` could give back another value: a number
+    /// keeps its value but not its type (an integral Double decodes as an Int, `-0.0` as `0`).
+    static func decodesExactly(_ values: [Value]) -> Bool {
+        values.allSatisfy { decodesExactly($0) }
+    }
+
+    /// `decodesExactly` of one value.
+    static func decodesExactly(_ v: Value) -> Bool {
+        switch v {
+        case .double(let d): return decodesExactly(d)
+        case .array(let a): return a.allSatisfy { decodesExactly($0) }
+        case .object(let o): return o.values.allSatisfy { decodesExactly($0) }
+        default: return true
+        }
+    }
+
+    /// False for a Double the key encoding gives back as an Int (integral, `-0.0`).
+    @inline(__always)
+    static func decodesExactly(_ d: Double) -> Bool {
+        !(d.isFinite && d == d.rounded(.towardZero) && abs(d) <= 0x1p63)
+    }
+
+    /// `decodesExactly` of a value read in place, as its decoding (`encode(binary:into:)`)
+    /// would be: scalars are checked without decoding.
+    @inline(__always)
+    static func decodesExactly(binary v: BinaryValue) -> Bool {
+        guard let tag = v.tag else { return true }
+        switch tag {
+        case 0x00...0x02, 0x08...0x0F, 0x20...0x5F: return true
+        case 0x03, 0x04: return v.double.map { decodesExactly($0) } ?? true
+        default: return decodesExactly(v.toValue())
+        }
+    }
+
     /// The document ID stored in an index key, or nil if the trailer is malformed.
     static func docID(fromKey key: [UInt8]) -> String? {
         key.withUnsafeBytes { docID(fromKey: $0) }

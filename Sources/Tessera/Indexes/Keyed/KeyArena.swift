@@ -1,7 +1,8 @@
 // Index keys built without a `Value` or an array per entry: the keys of one document (an
 // update) or of a whole collection (a back-fill) go one after another into one byte buffer,
 // and the index expressions that are plain property paths are encoded straight from the
-// binary document read in place.
+// binary document read in place. Each key also records whether its values decode back
+// exactly (`IndexKey.decodesExactly`), for the entry's stored value (`IndexKey.entryValue`).
 
 /// Index keys stored back to back in one buffer (`IndexKey` layout: tuple ‖ docID ‖ trailer).
 struct KeyArena {
@@ -9,12 +10,24 @@ struct KeyArena {
     private(set) var bytes: [UInt8] = []
     /// Where each key starts in `bytes`, and where the next one would.
     private(set) var starts: [Int] = [0]
+    /// Per key: its values do not decode back exactly (an integral Double, `-0.0`).
+    private(set) var inexact: [Bool] = []
+    /// The key being built has an inexact component.
+    private var pendingInexact = false
 
     /// The number of keys.
     var count: Int { starts.count - 1 }
 
     init(reservingBytes: Int = 0) {
         bytes.reserveCapacity(reservingBytes)
+    }
+
+    /// One entry of a sorted key range: a key number (for `withKey`), how many times the
+    /// key was appended, and whether all its appends decode back exactly.
+    struct Entry {
+        var key: Int
+        var occurrences: Int
+        var exact: Bool
     }
 
     /// Calls `body` with the bytes of key `i` (valid only during the call).
@@ -31,12 +44,16 @@ struct KeyArena {
         bytes.removeAll(keepingCapacity: true)
         starts.removeAll(keepingCapacity: true)
         starts.append(0)
+        inexact.removeAll(keepingCapacity: true)
+        pendingInexact = false
     }
 
     /// Forgets the keys from `index` on.
     mutating func removeKeys(from index: Int) {
         bytes.removeSubrange(starts[index]...)
         starts.removeSubrange((index + 1)...)
+        inexact.removeSubrange(index...)
+        pendingInexact = false
     }
 
     // MARK: - Building a key
@@ -44,18 +61,21 @@ struct KeyArena {
     /// Appends one tuple component to the key being built (between keys: starts one).
     @inline(__always)
     mutating func appendComponent(binary v: BinaryValue) {
+        if !IndexKey.decodesExactly(binary: v) { pendingInexact = true }
         IndexKey.encode(binary: v, into: &bytes)
     }
 
     /// Appends one tuple component given as a value.
     @inline(__always)
     mutating func appendComponent(_ v: Value) {
+        if !IndexKey.decodesExactly(v) { pendingInexact = true }
         IndexKey.encode(v, into: &bytes)
     }
 
     /// Drops the components appended since the last finished key.
     mutating func discardUnfinished() {
         bytes.removeSubrange(starts[starts.count - 1]...)
+        pendingInexact = false
     }
 
     /// Ends the key being built with the document ID and the trailer, truncating its tuple
@@ -76,16 +96,24 @@ struct KeyArena {
         bytes.append(UInt8(truncatingIfNeeded: docCount))
         bytes.append(truncated ? 1 : 0)
         starts.append(bytes.count)
+        inexact.append(pendingInexact)
+        pendingInexact = false
     }
 
     // MARK: - Order
 
     /// The order of keys `first..<end` (memcmp order, the store's), with repeats left out:
-    /// key numbers, for `withKey`. Keys are compared by their first eight bytes as one
-    /// integer, then by memcmp only when those are equal.
+    /// key numbers, for `withKey`.
     func sortedUniqueOrder(from first: Int = 0, to end: Int? = nil) -> [Int] {
+        sortedEntries(from: first, to: end).map(\.key)
+    }
+
+    /// The keys `first..<end` in memcmp order (the store's), repeats merged into one entry
+    /// that counts them and is exact only if every repeat is. Keys are compared by their
+    /// first eight bytes as one integer, then by memcmp only when those are equal.
+    func sortedEntries(from first: Int = 0, to end: Int? = nil) -> [Entry] {
         let end = end ?? count
-        if end - first < 2 { return Array(first..<end) }
+        if end - first < 2 { return (first..<end).map { Entry(key: $0, occurrences: 1, exact: !inexact[$0]) } }
         return bytes.withUnsafeBytes { all in
             let base = all.baseAddress!
             return starts.withUnsafeBufferPointer { s in
@@ -104,13 +132,17 @@ struct KeyArena {
                 order.sort { a, b in
                     a.prefix != b.prefix ? a.prefix < b.prefix : compareStoredKeys(key(a.key), key(b.key)) < 0
                 }
-                var out: [Int] = []
+                var out: [Entry] = []
                 out.reserveCapacity(order.count)
-                out.append(order[0].key)
+                out.append(Entry(key: order[0].key, occurrences: 1, exact: !inexact[order[0].key]))
                 for i in 1..<order.count {
                     let p = order[i - 1], q = order[i]
-                    if p.prefix == q.prefix && compareStoredKeys(key(p.key), key(q.key)) == 0 { continue }
-                    out.append(q.key)
+                    if p.prefix == q.prefix && compareStoredKeys(key(p.key), key(q.key)) == 0 {
+                        out[out.count - 1].occurrences += 1
+                        if inexact[q.key] { out[out.count - 1].exact = false }
+                        continue
+                    }
+                    out.append(Entry(key: q.key, occurrences: 1, exact: !inexact[q.key]))
                 }
                 return out
             }

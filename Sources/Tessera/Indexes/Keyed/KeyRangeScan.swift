@@ -12,6 +12,10 @@ final class KeyRangeScan: RowSource {
     private let equalities: [[Compiled?]]
     private let equalityExprs: [[BoundExpr]]
     private let recheck: [Compiled]
+    /// Every equality column has one value: one key tuple.
+    private let singleValued: Bool
+    private let lowerBound: Compiled?
+    private let upperBound: Compiled?
     /// Array-index scans bind the parent document once, however many elements match.
     private let dedupe: Bool
     @exclusivity(unchecked) private var seen = Set<[UInt8]>()
@@ -21,20 +25,40 @@ final class KeyRangeScan: RowSource {
     @exclusivity(unchecked) private var cursor: KeyCursor?
     /// Covering scans: the key's values are the row; index expression paths, in order.
     private let coveredPaths: [[PathComponent]]?
+    /// A covering array-index scan binds the innermost UNNEST slot too (`elementSlot`), once
+    /// per occurrence the entry counts; the UNNEST levels then add no rows.
+    private let arrayCovering: Bool
+    private let elementSlot: Int
+    /// A skip-scan's next seek: past the group of the last row.
+    @exclusivity(unchecked) private var skipTo: [UInt8]?
+    /// Rows still to repeat for the current entry (its further occurrences).
+    @exclusivity(unchecked) private var repeatsLeft = 0
+    /// Elements still to bind for an entry whose key was truncated (read from its document).
+    @exclusivity(unchecked) private var pendingElements: [Value] = []
+    /// The index's evaluation context, for reading a document's elements (made when needed).
+    @exclusivity(unchecked) private var indexContext: ExecContext?
 
     init(slot: Int, plan: KeyRangeScanPlan, docs: StorageTable, includeDeleted: Bool) {
         self.plan = plan
         self.docs = docs
         self.includeDeleted = includeDeleted
         equalityExprs = plan.keys.equalities
-        equalities = plan.keys.equalities.map { $0.map { e in if case .literal = e { return nil } else { return Compiled(ExpressionCompiler.compile(e)) } } }
-        recheck = plan.satisfied.map { Compiled(ExpressionCompiler.compile($0)) }
+        let compiled = plan.evaluators.get { KeyRangeScanEvaluators(plan) }
+        equalities = compiled.equalities
+        // A spread column (`x IN <array>`) gives as many values as its array has.
+        singleValued = plan.keys.spread.isEmpty && plan.keys.equalities.allSatisfy { $0.count == 1 }
+        recheck = compiled.recheck
+        lowerBound = compiled.lower
+        upperBound = compiled.upper
         // An array index has one entry per (element values, document): a lookup that fixes
         // every column meets each document at most once per key range (several ranges are
         // deduplicated below); a prefix or range lookup can meet it once per element.
         let columns = max(1, plan.store.expressions.count)
         let pointLookup = plan.keys.rangeConstraint == nil && plan.keys.equalities.count == columns
-        dedupe = !plan.arraySources.isEmpty && !pointLookup
+        arrayCovering = plan.covering && !plan.arraySources.isEmpty
+        elementSlot = plan.arraySources.last ?? slot
+        // A covering array scan yields every entry: each stands for its own UNNEST rows.
+        dedupe = !plan.arraySources.isEmpty && !pointLookup && !arrayCovering
         coveredPaths = plan.covering ? plan.store.expressions.map { e in
             if case .sourcePath(_, let p) = e { return p } else { return [] }
         } : nil
@@ -55,23 +79,35 @@ final class KeyRangeScan: RowSource {
         seen.removeAll(keepingCapacity: true)
         rangeIndex = 0
         positioned = false
-        // Equality tuples: the cartesian product of each column's values.
-        var tuples: [[Value]] = [[]]
-        for (col, exprs) in equalityExprs.enumerated() {
-            var values: [Value] = []
-            for (i, e) in exprs.enumerated() {
-                guard let v = evaluate(e, equalities[col][i]?.evaluate, ctx, allowNull: true) else { continue }
-                if plan.keys.spread.contains(col) {
-                    // `x IN <array>`: each element is a key point; anything else matches nothing.
-                    if case .array(let elements) = v { values.append(contentsOf: elements) }
-                } else {
-                    values.append(v)
+        // Equality tuples: the cartesian product of each column's values (one tuple when
+        // each column has one value, the usual case, built without the product).
+        var tuples: [[Value]]
+        if singleValued {
+            var t: [Value] = []
+            t.reserveCapacity(equalityExprs.count)
+            for (col, exprs) in equalityExprs.enumerated() {
+                guard let v = evaluate(exprs[0], equalities[col][0]?.evaluate, ctx, allowNull: true) else { break }
+                t.append(v)
+            }
+            tuples = t.count == equalityExprs.count ? [t] : []
+        } else {
+            tuples = [[]]
+            for (col, exprs) in equalityExprs.enumerated() {
+                var values: [Value] = []
+                for (i, e) in exprs.enumerated() {
+                    guard let v = evaluate(e, equalities[col][i]?.evaluate, ctx, allowNull: true) else { continue }
+                    if plan.keys.spread.contains(col) {
+                        // `x IN <array>`: each element is a key point; anything else matches nothing.
+                        if case .array(let elements) = v { values.append(contentsOf: elements) }
+                    } else {
+                        values.append(v)
+                    }
                 }
+                guard tuples.count * values.count <= KeyedPlanning.maxKeyPoints else {
+                    throw InLimits.tooMany(tuples.count * values.count)
+                }
+                tuples = tuples.flatMap { t in values.map { t + [$0] } }
             }
-            guard tuples.count * values.count <= KeyedPlanning.maxKeyPoints else {
-                throw InLimits.tooMany(tuples.count * values.count)
-            }
-            tuples = tuples.flatMap { t in values.map { t + [$0] } }
         }
         var built: [IndexKey.KeyRange] = []
         for t in tuples {
@@ -83,27 +119,33 @@ final class KeyRangeScan: RowSource {
             case .range(let lo, let hi)?:
                 var lower: Value = .null, lowerInclusive = false
                 if let (e, inc) = lo {
-                    guard let v = evaluate(e, e.isLiteral ? nil : ExpressionCompiler.compile(e), ctx, allowNull: false) else { continue }
+                    guard let v = evaluate(e, lowerBound?.evaluate, ctx, allowNull: false) else { continue }
                     lower = v; lowerInclusive = inc
                 }
                 var upper: Value? = nil, upperInclusive = true
                 if let (e, inc) = hi {
-                    guard let v = evaluate(e, e.isLiteral ? nil : ExpressionCompiler.compile(e), ctx, allowNull: false) else { continue }
+                    guard let v = evaluate(e, upperBound?.evaluate, ctx, allowNull: false) else { continue }
                     upper = v; upperInclusive = inc
                 }
                 let r = IndexKey.KeyRange.range(equal: t, lower: lower, lowerInclusive: lowerInclusive, upper: upper, upperInclusive: upperInclusive)
                 if !r.isEmpty { built.append(r) }
             }
         }
-        built.sort { $0.lower.lexicographicallyPrecedes($1.lower) }
-        var unique: [IndexKey.KeyRange] = []
-        for r in built where unique.last != r { unique.append(r) }
+        var unique = built
+        if built.count > 1 {
+            built.sort { $0.lower.lexicographicallyPrecedes($1.lower) }
+            unique = []
+            for r in built where unique.last != r { unique.append(r) }
+        }
         if plan.descending { unique.reverse() }
         ranges = unique.map { ($0, $0.clipped()) }
         // Several ranges can meet the same document (truncated keys of different values).
         dedupeAcrossRanges = ranges.count > 1
         pending = []
         cursorAtUnread = false
+        repeatsLeft = 0
+        pendingElements = []
+        skipTo = nil
     }
 
     /// Entries whose values share their first `groupLength` key bytes may have been
@@ -147,6 +189,11 @@ final class KeyRangeScan: RowSource {
 
     override func next(_ ctx: ExecContext) throws -> Bool {
         guard let cursor else { return false }
+        if arrayCovering {
+            // The slots still hold the entry's row.
+            if repeatsLeft > 0 { repeatsLeft -= 1; return true }
+            if let e = pendingElements.popLast() { ctx.slots[elementSlot] = SourceSlot(state: .element, element: e); return true }
+        }
         if let s = pending.popLast() {
             ctx.slots[slot] = s
             return true
@@ -156,20 +203,15 @@ final class KeyRangeScan: RowSource {
             var ok: Bool
             if !positioned {
                 positioned = true
-                if plan.descending {
-                    if let upper = scan.upper {
-                        ok = try cursor.seek(upper) ? try cursor.prev() : try cursor.last()
-                    } else {
-                        ok = try cursor.last()
-                    }
-                } else {
-                    // LMDB rejects an empty key: an open lower bound is the first entry.
-                    ok = scan.lower.isEmpty ? try cursor.first() : try cursor.seek(scan.lower)
-                }
+                ok = try position(cursor, at: scan)
             } else if cursorAtUnread {
                 // A group read left the cursor on the first entry after it.
                 cursorAtUnread = false
                 ok = true
+            } else if let skip = skipTo {
+                // Past every entry of the last group (`FF` follows no complete encoding).
+                skipTo = nil
+                ok = try cursor.seek(skip)
             } else {
                 ok = plan.descending ? try cursor.prev() : try cursor.next()
             }
@@ -205,10 +247,26 @@ final class KeyRangeScan: RowSource {
                         let id = UnsafeRawBufferPointer(rebasing: key[(n - 3 - idLength)..<(n - 3)])
                         var fresh = true
                         // A value index holds one entry per document: one range meets it once.
-                        if dedupe || dedupeAcrossRanges || (plan.ordered && !plan.arraySources.isEmpty) {
+                        if !arrayCovering && (dedupe || dedupeAcrossRanges || (plan.ordered && !plan.arraySources.isEmpty)) {
                             fresh = seen.insert(Array(id)).inserted
                         }
-                        if fresh, m == .inside, let paths = coveredPaths, let values = coveredValues(key, tupleLength: n - IndexKey.trailerSize - idLength) {
+                        if arrayCovering {
+                            // A truncated key may fall in several ranges: take it once.
+                            if dedupeAcrossRanges && key[n - 1] != 0 && !seen.insert(Array(key)).inserted { fresh = false }
+                            if fresh, try bindElements(ctx, key: key, id: id, inside: m == .inside, tupleLength: n - IndexKey.trailerSize - idLength,
+                                                       entry: IndexKey.entryInfo(cursor.value)) {
+                                return true
+                            }
+                            ok = plan.descending ? try cursor.prev() : try cursor.next()
+                            continue
+                        }
+                        if fresh, m == .inside, let paths = coveredPaths, IndexKey.entryInfo(cursor.value).exact,
+                           let values = coveredValues(key, tupleLength: n - IndexKey.trailerSize - idLength) {
+                            if let k = plan.skipColumns, !plan.descending, k <= values.count {
+                                // The group's key prefix (the encoding is canonical: checked).
+                                let prefix = IndexKey.encode(Array(values[0..<k]))
+                                if prefix.count <= n, keyHasPrefix(key, prefix) { skipTo = prefix + [IndexKey.highByte] }
+                            }
                             ctx.slots[slot] = SourceSlot(state: .covered, id: id, covered: values, coveredPaths: paths,
                                                          coveredGeneration: tupleGeneration)
                             return true
@@ -224,6 +282,79 @@ final class KeyRangeScan: RowSource {
             positioned = false
         }
         return false
+    }
+
+    /// Puts the cursor on the first entry of `scan` in the scan's direction (false: none).
+    private func position(_ cursor: KeyCursor, at scan: IndexKey.KeyRange) throws -> Bool {
+        if plan.descending {
+            if let upper = scan.upper { return try cursor.seek(upper) ? try cursor.prev() : try cursor.last() }
+            return try cursor.last()
+        }
+        // LMDB rejects an empty key: an open lower bound is the first entry.
+        return scan.lower.isEmpty ? try cursor.first() : try cursor.seek(scan.lower)
+    }
+
+    /// Counts the entries in the ranges without binding them (a value index has one per
+    /// document): only an entry whose key a range cannot classify reads its document.
+    override func countRows(_ ctx: ExecContext) throws -> Int {
+        guard let cursor, plan.arraySources.isEmpty, !plan.ordered, !plan.descending, !positioned, rangeIndex == 0 else {
+            return try super.countRows(ctx)
+        }
+        var n = 0
+        for (exact, scan) in ranges {
+            var ok = try position(cursor, at: scan)
+            while ok {
+                try ctx.checkInterrupt()
+                let key = cursor.key
+                if let upper = scan.upper, compareStoredKeys(key, upper) >= 0 { break }
+                let m = exact.match(key: key)
+                let k = key.count
+                if m != .outside, k >= IndexKey.trailerSize, case let idLength = Int(key[k - 3]) << 8 | Int(key[k - 2]),
+                   idLength + IndexKey.trailerSize <= k {
+                    let id = UnsafeRawBufferPointer(rebasing: key[(k - 3 - idLength)..<(k - 3)])
+                    if !dedupeAcrossRanges || seen.insert(Array(id)).inserted {
+                        if m == .inside {
+                            n += 1
+                        } else if try DocumentFetch.bind(ctx, slot: slot, table: docs, id: id, includeDeleted: includeDeleted),
+                                  recheck.allSatisfy({ Semantics.truth($0(ctx)) == .true }) {
+                            n += 1
+                        }
+                    }
+                }
+                ok = try cursor.next()
+            }
+        }
+        rangeIndex = ranges.count
+        return n
+    }
+
+    /// Binds the first row of a covering array-index entry: the collection slot to the
+    /// document ID, the element slot to the key's values, and the further occurrences to
+    /// repeat. A key whose values are truncated or inexact binds the document's elements with
+    /// that key instead (read from the document). False if the entry gives no row.
+    private func bindElements(_ ctx: ExecContext, key: UnsafeRawBufferPointer, id: UnsafeRawBufferPointer, inside: Bool,
+                              tupleLength: Int, entry: (occurrences: Int, exact: Bool)) throws -> Bool {
+        if inside, entry.exact, let paths = coveredPaths, let values = coveredValues(key, tupleLength: tupleLength) {
+            ctx.slots[slot] = SourceSlot(state: .covered, id: id)
+            if paths.isEmpty {
+                ctx.slots[elementSlot] = SourceSlot(state: .element, element: values.first ?? .missing)
+            } else {
+                ctx.slots[elementSlot] = SourceSlot(state: .covered, covered: values, coveredPaths: paths, coveredGeneration: tupleGeneration)
+            }
+            repeatsLeft = entry.occurrences - 1
+            return true
+        }
+        guard let kind = plan.store.kind as? any ElementIndexKind,
+              try DocumentFetch.bind(ctx, slot: slot, table: docs, id: id, includeDeleted: includeDeleted),
+              let record = try ctx.txn.get(docs, key: id) else { return false }
+        let indexContext = self.indexContext ?? plan.store.makeContext(ctx.txn)
+        self.indexContext = indexContext
+        let elements = kind.elements(plan.store, docID: String(decoding: id, as: UTF8.self), body: DocumentRecord.body(record),
+                                     context: indexContext, key: key)
+        guard let first = elements.first else { return false }
+        pendingElements = elements.dropFirst().reversed()
+        ctx.slots[elementSlot] = SourceSlot(state: .element, element: first)
+        return true
     }
 
     /// The last covered entry's tuple bytes and values: neighbours in an index often share

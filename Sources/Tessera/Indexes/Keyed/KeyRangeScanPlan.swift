@@ -16,10 +16,17 @@ struct KeyRangeScanPlan: IndexAccessPlan {
     var arraySources: [Int] = []
     /// The scan's order is the query's ORDER BY (long values must then be ordered exactly).
     var ordered = false
+    /// Only the first entry of each distinct prefix of this many columns is wanted (DISTINCT
+    /// over a covering index): the scan seeks past the rest (a skip-scan).
+    var skipColumns: Int?
     /// The column constraints the key ranges are built from when the scan starts.
     var keys = IndexScanKeys(equalities: [], rangeConstraint: nil)
+    /// The scan's evaluators, compiled for the first execution and shared by the others (the
+    /// plan is not changed once it runs).
+    let evaluators = CompiledOnce<KeyRangeScanEvaluators>()
 
     var boundSources: [Int] { arraySources }
+    var bindsBoundRows: Bool { covering && !arraySources.isEmpty }
 
     func makeRowSource(slot: Int, docs: StorageTable, includeDeleted: Bool, parameters: [String: Value],
                        rowsWanted: Int?) throws -> RowSource {
@@ -37,5 +44,26 @@ struct KeyRangeScanPlan: IndexAccessPlan {
         }
         return IndexAccessExplanation(access: access, keyRange: describedPredicates.isEmpty ? nil : describedPredicates,
                                       covering: covering, arrayAlias: arraySources.last.map { sources[$0].alias })
+    }
+}
+
+/// The compiled parts of a `KeyRangeScanPlan`.
+struct KeyRangeScanEvaluators {
+    /// Per equality column, each value's evaluator (nil for a literal).
+    var equalities: [[Compiled?]]
+    /// The satisfied terms, re-checked on truncated keys.
+    var recheck: [Compiled]
+    /// The range's bounds (nil for a literal or an open side).
+    var lower: Compiled?
+    var upper: Compiled?
+
+    init(_ plan: KeyRangeScanPlan) {
+        func compiled(_ e: BoundExpr) -> Compiled? { e.isLiteral ? nil : Compiled(ExpressionCompiler.compile(e)) }
+        equalities = plan.keys.equalities.map { $0.map(compiled) }
+        recheck = plan.satisfied.map { Compiled(ExpressionCompiler.compile($0)) }
+        if case .range(let lo, let hi)? = plan.keys.rangeConstraint {
+            lower = lo.flatMap { compiled($0.0) }
+            upper = hi.flatMap { compiled($0.0) }
+        }
     }
 }

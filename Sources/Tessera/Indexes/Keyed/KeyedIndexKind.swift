@@ -1,17 +1,37 @@
 // Value and array indexes store one key per entry (`IndexKey`: the encoded values, the
-// document ID and a trailer) with an empty value. What differs between them is only which
-// entries a document contributes; maintenance, back-fill and the integrity check are shared.
-// Keys are built into a `KeyArena` (no array per key); index expressions that are plain
-// property paths are encoded from the binary document in place, with no `Value`, no
-// evaluation context and no reference counting per document.
+// document ID and a trailer). The entry's value (`IndexKey.entryValue`, empty for most) says
+// how many elements of the document gave that key (array indexes) and whether the key's
+// values are exact (a covering scan reads the document when they are not). What differs
+// between the kinds is only which entries a document contributes; maintenance, back-fill and
+// the integrity check are shared.
+// Keys are built into a `KeyArena` (no array per key), which merges a document's repeats of a
+// key into one entry and tracks exactness; index expressions that are plain property paths
+// are encoded from the binary document in place, with no `Value`, no evaluation context and
+// no reference counting per document.
+
+/// One index entry: its `IndexKey` and its stored value (tests, diagnostics).
+struct KeyedEntry: Hashable {
+    var key: [UInt8]
+    var value: [UInt8] = []
+}
 
 /// An index kind whose entries are `IndexKey`s (value and array indexes).
 protocol KeyedIndexKind: IndexKind {
-    /// Appends the keys one document contributes to `arena` (in any order, repeats allowed);
-    /// none when the document is outside the partial index's `where` or contributes nothing.
-    /// `evaluation` makes the index's evaluation context the first time one is needed.
+    /// Appends the keys one document contributes to `arena` (in any order, repeats allowed:
+    /// an entry counts its key's repeats); none when the document is outside the partial
+    /// index's `where` or contributes nothing. `evaluation` makes the index's evaluation
+    /// context the first time one is needed.
     func appendEntries(_ index: IndexStore, docID: UnsafeRawBufferPointer, body: UnsafeRawBufferPointer,
                        evaluation: inout KeyedEvaluation, into arena: inout KeyArena)
+}
+
+/// A keyed kind whose entries stand for elements of documents' arrays (array indexes): an
+/// entry counts the elements with its key.
+protocol ElementIndexKind: KeyedIndexKind {
+    /// The elements of a document whose entry key is `key`, one per occurrence (a covering
+    /// scan reads them for an entry whose key was truncated).
+    func elements(_ index: IndexStore, docID: String, body: UnsafeRawBufferPointer, context ctx: ExecContext,
+                  key: UnsafeRawBufferPointer) -> [Value]
 }
 
 /// Evaluates a keyed index's definition on documents: an `ExecContext` is made only for
@@ -37,13 +57,15 @@ struct KeyedEvaluation {
 }
 
 extension KeyedIndexKind {
-    /// The keys of one document as arrays, sorted, without repeats (tests, diagnostics).
-    func entries(_ index: IndexStore, docID: String, body: UnsafeRawBufferPointer, snapshot: Snapshot) -> [[UInt8]] {
+    /// The entries of one document, sorted by key (tests, diagnostics).
+    func entries(_ index: IndexStore, docID: String, body: UnsafeRawBufferPointer, snapshot: Snapshot) -> [KeyedEntry] {
         var arena = KeyArena()
         var evaluation = KeyedEvaluation(index: index, snapshot: snapshot)
         var id = docID
         id.withUTF8 { appendEntries(index, docID: UnsafeRawBufferPointer($0), body: body, evaluation: &evaluation, into: &arena) }
-        return arena.sortedUniqueOrder().map { arena.key($0) }
+        return arena.sortedEntries().map {
+            KeyedEntry(key: arena.key($0.key), value: IndexKey.entryValue(occurrences: $0.occurrences, exact: $0.exact))
+        }
     }
 
     func update(_ index: IndexStore, txn: WriteTransaction, docID: String,
@@ -59,28 +81,37 @@ extension KeyedIndexKind {
             if let new { appendEntries(index, docID: idBytes, body: new, evaluation: &evaluation, into: &arena) }
             return split
         }
-        let before = arena.sortedUniqueOrder(from: 0, to: split)
-        let after = arena.sortedUniqueOrder(from: split, to: arena.count)
+        let before = arena.sortedEntries(from: 0, to: split)
+        let after = arena.sortedEntries(from: split, to: arena.count)
         // Walk both sorted lists: keys only before are deleted, keys only after are added,
-        // keys in both are left alone (an unchanged document touches no page).
+        // keys in both are overwritten only if their stored value changed (an unchanged
+        // document touches no page).
         var i = 0, j = 0
-        let empty = UnsafeRawBufferPointer(start: nil, count: 0)
         while i < before.count || j < after.count {
             let c: Int
             if i == before.count { c = 1 } else if j == after.count { c = -1 } else {
-                c = arena.withKey(before[i]) { a in arena.withKey(after[j]) { b in compareStoredKeys(a, b) } }
+                c = arena.withKey(before[i].key) { a in arena.withKey(after[j].key) { b in compareStoredKeys(a, b) } }
             }
             if c < 0 {
-                try arena.withKey(before[i]) { _ = try txn.delete(index.table, key: $0) }
+                try arena.withKey(before[i].key) { _ = try txn.delete(index.table, key: $0) }
                 i += 1
-            } else if c > 0 {
-                try arena.withKey(after[j]) { _ = try txn.put(index.table, key: $0, value: empty) }
-                j += 1
             } else {
-                i += 1
+                let e = after[j]
+                if c > 0 || before[i].occurrences != e.occurrences || before[i].exact != e.exact {
+                    try Self.withEntryValue(e) { value in try arena.withKey(e.key) { _ = try txn.put(index.table, key: $0, value: value) } }
+                }
+                if c == 0 { i += 1 }
                 j += 1
             }
         }
+    }
+
+    /// Calls `body` with the stored value of `entry` (`IndexKey.entryValue`; no allocation
+    /// for the common empty value).
+    @inline(__always)
+    static func withEntryValue<R>(_ entry: KeyArena.Entry, _ body: (UnsafeRawBufferPointer) throws -> R) rethrows -> R {
+        if entry.occurrences == 1 && entry.exact { return try body(UnsafeRawBufferPointer(start: nil, count: 0)) }
+        return try IndexKey.entryValue(occurrences: entry.occurrences, exact: entry.exact).withUnsafeBytes(body)
     }
 
     /// Every document's keys into one buffer, in the documents table's order.
@@ -105,17 +136,20 @@ extension KeyedIndexKind {
     /// Collects every entry, sorts them and appends them in key order.
     func backfill(_ index: IndexStore, txn: WriteTransaction, docs: StorageTable) throws {
         let arena = try allEntries(index, snapshot: txn, docs: docs, damagedID: true)
-        let empty = UnsafeRawBufferPointer(start: nil, count: 0)
-        for i in arena.sortedUniqueOrder() {
-            try arena.withKey(i) { _ = try txn.put(index.table, key: $0, value: empty, flags: .append) }
+        for e in arena.sortedEntries() {
+            try Self.withEntryValue(e) { value in
+                try arena.withKey(e.key) { _ = try txn.put(index.table, key: $0, value: value, flags: .append) }
+            }
         }
     }
 
     func check(_ index: IndexStore, snapshot: Snapshot, docs: StorageTable, entries count: inout Int) throws -> [String] {
         let arena = try allEntries(index, snapshot: snapshot, docs: docs, damagedID: false)
-        let expected = arena.sortedUniqueOrder().map { arena.key($0) }
-        var actual: [[UInt8]] = []
-        try snapshot.withCursor(index.table) { c in try c.forEach { k, _ in actual.append(Array(k)); return true } }
+        let expected = arena.sortedEntries().map {
+            KeyedEntry(key: arena.key($0.key), value: IndexKey.entryValue(occurrences: $0.occurrences, exact: $0.exact))
+        }
+        var actual: [KeyedEntry] = []
+        try snapshot.withCursor(index.table) { c in try c.forEach { k, v in actual.append(KeyedEntry(key: Array(k), value: Array(v))); return true } }
         count += actual.count
         var problems: [String] = []
         let name = "\(index.collection):\(index.definition.name)"
@@ -127,11 +161,14 @@ extension KeyedIndexKind {
         }
         while i < expected.count || j < actual.count {
             if problems.count >= 100 { problems.append("\(name): … more differences"); break }
-            if j >= actual.count || (i < expected.count && expected[i].lexicographicallyPrecedes(actual[j])) {
-                problems.append("\(name): missing entry for \(describe(expected[i]))"); i += 1
-            } else if i >= expected.count || actual[j].lexicographicallyPrecedes(expected[i]) {
-                problems.append("\(name): stale entry for \(describe(actual[j]))"); j += 1
+            if j >= actual.count || (i < expected.count && expected[i].key.lexicographicallyPrecedes(actual[j].key)) {
+                problems.append("\(name): missing entry for \(describe(expected[i].key))"); i += 1
+            } else if i >= expected.count || actual[j].key.lexicographicallyPrecedes(expected[i].key) {
+                problems.append("\(name): stale entry for \(describe(actual[j].key))"); j += 1
             } else {
+                if expected[i].value != actual[j].value {
+                    problems.append("\(name): entry for \(describe(actual[j].key)) has the stored value \(actual[j].value), not \(expected[i].value)")
+                }
                 i += 1; j += 1
             }
         }

@@ -338,3 +338,43 @@ extension KeyedPlanning {
         return (out, true, true)
     }
 }
+
+extension KeyedPlanning {
+    /// The expressions a covering check must see: every one the query reads, except the
+    /// `satisfied` WHERE terms (nil when a column is `*`).
+    func queryExpressions(excluding satisfied: [BoundExpr]) -> [BoundExpr]? {
+        let q = query
+        var exprs: [BoundExpr] = []
+        for c in q.columns {
+            switch c.kind {
+            case .expression(let e): exprs.append(e)
+            case .star: return nil
+            }
+        }
+        exprs += (q.whereClause?.conjuncts ?? []).filter { !satisfied.contains($0) }
+        exprs += q.groupBy + (q.having.map { [$0] } ?? []) + q.orderBy.map(\.expr) + q.aggregates.flatMap(\.args)
+        return exprs
+    }
+
+    /// True if `e` reads nothing but what `leaf` accepts: `leaf` decides a node (true: read
+    /// from the index, false: needs the document) or returns nil to look inside it. Literals,
+    /// parameters, variables and aggregate results need nothing; MATCH and RANK need the
+    /// document's source.
+    static func readsOnly(_ e: BoundExpr, _ leaf: (BoundExpr) -> Bool?) -> Bool {
+        if let decided = leaf(e) { return decided }
+        func covered(_ e: BoundExpr) -> Bool { readsOnly(e, leaf) }
+        switch e {
+        case .sourcePath, .meta, .match, .rank: return false
+        case .literal, .parameter, .variablePath, .aggregate: return true
+        case .member(let b, _), .unary(_, let b), .test(let b, _, _), .collate(let b, _): return covered(b)
+        case .array(let a), .call(_, let a): return a.allSatisfy(covered)
+        case .object(let m): return m.allSatisfy { covered($0.value) }
+        case .binary(_, let a, let b), .like(let a, let b, _), .inArray(let a, let b, _): return covered(a) && covered(b)
+        case .between(let a, let b, let c, _): return covered(a) && covered(b) && covered(c)
+        case .inList(let a, let l, _): return covered(a) && l.allSatisfy(covered)
+        case .caseWhen(let o, let w, let el):
+            return (o.map(covered) ?? true) && w.allSatisfy { covered($0.when) && covered($0.then) } && (el.map(covered) ?? true)
+        case .quantified(_, _, let a, let p): return covered(a) && covered(p)
+        }
+    }
+}

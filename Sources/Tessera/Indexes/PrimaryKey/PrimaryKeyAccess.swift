@@ -58,6 +58,8 @@ struct PrimaryKeyScanPlan: IndexAccessPlan {
 
     var index: IndexStore? { nil }
     var boundSources: [Int] { [] }
+    /// The scan's evaluators, compiled for the first execution and shared by the others.
+    let evaluators = CompiledOnce<(points: [Compiled], lower: Evaluator?, upper: Evaluator?)>()
 
     func makeRowSource(slot: Int, docs: StorageTable, includeDeleted: Bool, parameters: [String: Value],
                        rowsWanted: Int?) throws -> RowSource {
@@ -80,6 +82,9 @@ final class PrimaryKeyScan: RowSource {
     private let upperEvaluator: Evaluator?
     @exclusivity(unchecked) private var keys: [[UInt8]] = []
     @exclusivity(unchecked) private var keyPosition = 0
+    /// The looked-up IDs one after another (bound slots point into it) and the next one's start.
+    @exclusivity(unchecked) private var idBytes = UnsafeMutableRawBufferPointer.allocate(byteCount: 64, alignment: 1)
+    @exclusivity(unchecked) private var idOffset = 0
     /// Range scan state.
     @exclusivity(unchecked) private var cursor: KeyCursor?
     @exclusivity(unchecked) private var lower: (key: [UInt8], inclusive: Bool)?
@@ -92,13 +97,11 @@ final class PrimaryKeyScan: RowSource {
         self.plan = plan
         self.docs = docs
         self.includeDeleted = includeDeleted
-        pointEvaluators = (plan.points ?? []).map { Compiled(ExpressionCompiler.compile($0)) }
-        if case .range(let lo, let hi)? = plan.range {
-            lowerEvaluator = lo.map { ExpressionCompiler.compile($0.0) }
-            upperEvaluator = hi.map { ExpressionCompiler.compile($0.0) }
-        } else {
-            lowerEvaluator = nil
-            upperEvaluator = nil
+        (pointEvaluators, lowerEvaluator, upperEvaluator) = plan.evaluators.get {
+            guard case .range(let lo, let hi)? = plan.range else {
+                return ((plan.points ?? []).map { Compiled(ExpressionCompiler.compile($0)) }, nil, nil)
+            }
+            return ([], lo.map { ExpressionCompiler.compile($0.0) }, hi.map { ExpressionCompiler.compile($0.0) })
         }
         super.init(slot: slot)
     }
@@ -118,7 +121,6 @@ final class PrimaryKeyScan: RowSource {
         lower = nil
         upper = nil
         prefix = nil
-        if cursor == nil { cursor = try ctx.txn.cursor(docs) }
         if let points = plan.points {
             var ks: [[UInt8]] = []
             for (e, f) in zip(points, pointEvaluators) {
@@ -137,8 +139,28 @@ final class PrimaryKeyScan: RowSource {
             var unique: [[UInt8]] = []
             for k in ks where unique.last != k { unique.append(k) }
             keys = plan.descending ? unique.reversed() : unique
+            // The first source is reset once per execution: its lookups need no cursor, the
+            // IDs are copied where bound slots (and rows kept for grouping) point at them
+            // until the execution ends. A later source binds from the table's own keys.
+            guard slot == 0 else {
+                if cursor == nil { cursor = try ctx.txn.cursor(docs) }
+                return
+            }
+            var total = 0
+            for k in keys { total += k.count }
+            if idBytes.count < total {
+                idBytes.deallocate()
+                idBytes = .allocate(byteCount: max(total, 2 * idBytes.count), alignment: 1)
+            }
+            var offset = 0
+            for k in keys {
+                k.withUnsafeBytes { idBytes.baseAddress!.advanced(by: offset).copyMemory(from: $0.baseAddress!, byteCount: k.count) }
+                offset += k.count
+            }
+            idOffset = 0
             return
         }
+        if cursor == nil { cursor = try ctx.txn.cursor(docs) }
         switch plan.range {
         case .prefix(let p)?:
             prefix = Array(p.utf8)
@@ -181,11 +203,18 @@ final class PrimaryKeyScan: RowSource {
     override func next(_ ctx: ExecContext) throws -> Bool {
         if plan.points != nil {
             while keyPosition < keys.count {
-                let k = keys[keyPosition]
+                if let c = cursor {
+                    let k = keys[keyPosition]
+                    keyPosition += 1
+                    if try k.withUnsafeBytes({ try c.seekExact($0) }), bindCurrent(ctx, c) { return true }
+                    continue
+                }
+                let id = UnsafeRawBufferPointer(rebasing: UnsafeRawBufferPointer(idBytes)[idOffset..<(idOffset + keys[keyPosition].count)])
                 keyPosition += 1
-                // The ID bytes must outlive this call: bind from the table's own key.
-                guard let c = cursor else { return false }
-                if try k.withUnsafeBytes({ try c.seekExact($0) }), bindCurrent(ctx, c) { return true }
+                idOffset += id.count
+                // The slot keeps pointing at `id`: it lives until the next reset.
+                if let v = try ctx.txn.get(docs, key: id),
+                   DocumentFetch.bind(ctx, slot: slot, id: id, record: v, includeDeleted: includeDeleted) { return true }
             }
             return false
         }
@@ -237,4 +266,6 @@ final class PrimaryKeyScan: RowSource {
         cursor?.close()
         cursor = nil
     }
+
+    deinit { idBytes.deallocate() }
 }

@@ -7,6 +7,9 @@ final class ValueIndexKind: KeyedIndexKind {
 
     init(definition: IndexDefinition, compiled: CompiledIndexDefinition) throws {}
 
+    /// Format 4 marks entries whose key does not give the values back exactly.
+    static func needsRebuild(fromFormat format: UInt32) -> Bool { format < 4 }
+
     static func summary(_ d: IndexDefinition) -> String {
         "value (" + d.expressions.joined(separator: ", ") + ")"
     }
@@ -50,7 +53,8 @@ final class ValueIndexKind: KeyedIndexKind {
             // Keys sort MISSING < NULL < every other value (SPEC §5.4).
             let found = largest ? try c.last() : try c.seek(IndexKey.lowerBound(for: [.null], inclusive: false))
             guard found else { return .null }
-            guard let values = try IndexKey.values(fromKey: c.key), let v = values.first else { return nil }
+            // A key that does not give the value back exactly: aggregate the rows instead.
+            guard IndexKey.entryInfo(c.value).exact, let values = try IndexKey.values(fromKey: c.key), let v = values.first else { return nil }
             return v.isMissing ? .null : v
         }
     }
@@ -102,6 +106,7 @@ extension KeyedPlanning {
         // GROUP BY keys / DISTINCT columns that are the leading index columns (after those an
         // equality fixes): in key order equal groups come together, so grouping streams.
         var groups = false
+        var groupColumns = 0
         if q.sources.count == 1, !multiValued {
             var keys: [BoundExpr]? = nil
             if !q.groupBy.isEmpty {
@@ -118,7 +123,11 @@ extension KeyedPlanning {
             if let keys {
                 let wanted = Set(keys)
                 for start in Set([0, equalities.count]) where start + wanted.count <= exprs.count {
-                    if Set(exprs[start..<(start + wanted.count)]) == wanted && wanted.count == keys.count { groups = true; break }
+                    if Set(exprs[start..<(start + wanted.count)]) == wanted && wanted.count == keys.count {
+                        groups = true
+                        groupColumns = start + wanted.count
+                        break
+                    }
                 }
             }
         }
@@ -136,6 +145,9 @@ extension KeyedPlanning {
         scan.keys = IndexScanKeys(equalities: equalities, rangeConstraint: rangeConstraint, spread: spread)
         scan.ordered = satisfiesOrder || groups
         scan.covering = covering
+        // DISTINCT, or GROUP BY without aggregates, needs one entry per group: after it the
+        // scan seeks past the group's key prefix.
+        if groups && covering && q.aggregates.isEmpty && (q.distinct || !q.groupBy.isEmpty) { scan.skipColumns = groupColumns }
         let entries = try request.snapshot.count(index.table)
         let cost = AccessCost(equalityColumns: equalities.count, rangeColumns: rangeConstraint == nil ? 0 : 1,
                               deliversOrder: satisfiesOrder || usefulGroups ? 1 : 0, estimatedRows: entries)
@@ -149,36 +161,19 @@ extension KeyedPlanning {
     func isCovering(_ index: IndexStore, satisfied: [BoundExpr]) -> Bool {
         let q = query
         guard q.sources.count == 1 else { return false }
-        var exprs: [BoundExpr] = []
-        for c in q.columns {
-            switch c.kind {
-            case .expression(let e): exprs.append(e)
-            case .star: return false
-            }
-        }
-        exprs += (q.whereClause?.conjuncts ?? []).filter { !satisfied.contains($0) }
-        exprs += q.groupBy + (q.having.map { [$0] } ?? []) + q.orderBy.map(\.expr) + q.aggregates.flatMap(\.args)
+        guard let exprs = queryExpressions(excluding: satisfied) else { return false }
         // Only plain property paths can be read back from a key.
         let indexed = Set(index.expressions.filter { if case .sourcePath(0, let p) = $0 { return !p.isEmpty } else { return false } })
         if indexed.isEmpty { return false }
-        func covered(_ e: BoundExpr) -> Bool {
-            if let r = KeyedPlanning.rebase(e, from: source.index), indexed.contains(r) { return true }
-            switch e {
-            case .sourcePath: return false
-            case .meta(_, let k): return k == .id
-            case .match, .rank: return false
-            case .literal, .parameter, .variablePath, .aggregate: return true
-            case .member(let b, _), .unary(_, let b), .test(let b, _, _), .collate(let b, _): return covered(b)
-            case .array(let a), .call(_, let a): return a.allSatisfy(covered)
-            case .object(let m): return m.allSatisfy { covered($0.value) }
-            case .binary(_, let a, let b), .like(let a, let b, _), .inArray(let a, let b, _): return covered(a) && covered(b)
-            case .between(let a, let b, let c, _): return covered(a) && covered(b) && covered(c)
-            case .inList(let a, let l, _): return covered(a) && l.allSatisfy(covered)
-            case .caseWhen(let o, let w, let el):
-                return (o.map(covered) ?? true) && w.allSatisfy { covered($0.when) && covered($0.then) } && (el.map(covered) ?? true)
-            case .quantified(_, _, let a, let p): return covered(a) && covered(p)
+        return exprs.allSatisfy { e in
+            KeyedPlanning.readsOnly(e) { n in
+                if let r = KeyedPlanning.rebase(n, from: source.index), indexed.contains(r) { return true }
+                switch n {
+                case .sourcePath: return false
+                case .meta(_, let k): return k == .id
+                default: return nil
+                }
             }
         }
-        return exprs.allSatisfy(covered)
-}
     }
+}

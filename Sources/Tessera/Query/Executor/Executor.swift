@@ -42,8 +42,10 @@ final class Executor {
     init(prepared: PreparedPlan, txn: Snapshot, parameters: [String: Value], interrupt: QueryInterrupt? = nil,
          sourceFactory: (SourcePlan, Int) throws -> RowSource) throws {
         self.prepared = prepared
-        let q = prepared.plan.query
-        ctx = ExecContext(sourceCount: q.sources.count, variableCount: q.variableCount, aggregateCount: q.aggregates.count,
+        // Fields are read through `prepared` (a local copy of the analysed query or of the
+        // shared evaluators would retain every field of it, per execution).
+        ctx = ExecContext(sourceCount: prepared.plan.query.sources.count, variableCount: prepared.plan.query.variableCount,
+                          aggregateCount: prepared.plan.query.aggregates.count,
                           parameters: parameters, txn: txn)
         ctx.interrupt = interrupt
         var lv: [RowSource] = []
@@ -52,14 +54,13 @@ final class Executor {
         var lo: [Bool] = []
         // Expressions without parameters were compiled once for the plan; the others take this
         // execution's parameters as constants before compiling.
-        let shared = prepared.shared
         func compiled(_ e: BoundExpr, _ once: Compiled?) -> Compiled {
             once ?? Compiled(ExpressionCompiler.compile(e.bindingParameters(parameters)))
         }
         for (i, sp) in prepared.plan.sources.enumerated() {
             lv.append(try sourceFactory(sp, i))
-            ons.append(sp.source.on.map { compiled($0, shared.ons[i]) })
-            fs.append(sp.filter.enumerated().map { compiled($1, shared.filters[i][$0]) })
+            ons.append(sp.source.on.map { compiled($0, prepared.shared.ons[i]) })
+            fs.append(sp.filter.enumerated().map { compiled($1, prepared.shared.filters[i][$0]) })
             lo.append(sp.source.join == .leftOuter)
         }
         levels = lv
@@ -79,9 +80,9 @@ final class Executor {
         filters = fs
         leftOuter = lo
         matchedAny = Array(repeating: false, count: lv.count)
-        columns = q.columns.enumerated().map { i, col in
+        columns = prepared.plan.query.columns.enumerated().map { i, col in
             switch col.kind {
-            case .expression(let e): return .expression(compiled(e, shared.columns[i]))
+            case .expression(let e): return .expression(compiled(e, prepared.shared.columns[i]))
             case .star(let s): return .star(s ?? 0)
             }
         }
@@ -91,14 +92,14 @@ final class Executor {
             if case .literal = e.bindingParameters(parameters) { return true }
             return false
         }
-        orderKeys = q.orderBy.enumerated().filter { !constant($1.expr) }.map { i, t in
+        orderKeys = prepared.plan.query.orderBy.enumerated().filter { !constant($1.expr) }.map { i, t in
             var collation = Collation.binary
             if case .collate(_, let c) = t.expr { collation = c }
-            return (compiled(t.expr, shared.orderKeys[i]), collation, t.descending)
+            return (compiled(t.expr, prepared.shared.orderKeys[i]), collation, t.descending)
         }
-        aggregateArgs = q.aggregates.enumerated().map { i, a in a.args.enumerated().map { compiled($1, shared.aggregateArgs[i][$0]) } }
-        groupKeys = q.groupBy.enumerated().filter { !constant($1) }.map { compiled($1, shared.groupKeys[$0]) }
-        having = q.having.map { compiled($0, shared.having) }
+        aggregateArgs = prepared.plan.query.aggregates.enumerated().map { i, a in a.args.enumerated().map { compiled($1, prepared.shared.aggregateArgs[i][$0]) } }
+        groupKeys = prepared.plan.query.groupBy.enumerated().filter { !constant($1) }.map { compiled($1, prepared.shared.groupKeys[$0]) }
+        having = prepared.plan.query.having.map { compiled($0, prepared.shared.having) }
         limit = prepared.plan.limit
         offset = prepared.plan.offset
     }
@@ -287,6 +288,16 @@ final class Executor {
             // One row, as for any aggregate query without GROUP BY.
             ctx.restore(Array(repeating: SourceSlot(), count: ctx.slotCount))
             for (i, v) in values.enumerated() { ctx.aggregateValues[i] = v }
+            if having.map({ Semantics.truth($0(ctx)) == .true }) ?? true { accept(project()) }
+        } else if prepared.countsRows {
+            // count(*) of the rows of one source that nothing else reads: counted unbound.
+            started = true
+            exhausted = true
+            try levels[0].reset(ctx)
+            let n = try levels[0].countRows(ctx)
+            if let e = ctx.deferredError { throw e }
+            ctx.restore(Array(repeating: SourceSlot(), count: ctx.slotCount))
+            for i in plan.query.aggregates.indices { ctx.aggregateValues[i] = .int(Int64(n)) }
             if having.map({ Semantics.truth($0(ctx)) == .true }) ?? true { accept(project()) }
         } else if plan.query.isAggregating && plan.groupsDelivered && !plan.query.groupBy.isEmpty {
             // Rows come grouped (an index in key order): each group is finished when the next

@@ -56,3 +56,17 @@ final class UnnestScan: RowSource {
         return true
     }
 }
+
+/// An UNNEST level whose rows an earlier level's covering array-index scan binds (its slot
+/// included): one row for each row of that scan, with nothing to read.
+final class BoundRowScan: RowSource {
+    @exclusivity(unchecked) private var done = false
+
+    override func reset(_ ctx: ExecContext) throws { done = false }
+
+    override func next(_ ctx: ExecContext) throws -> Bool {
+        if done { return false }
+        done = true
+        return true
+    }
+}

@@ -82,7 +82,7 @@ public struct ExplainPlan: Sendable, CustomStringConvertible {
                            arrayAlias: nil)
             switch sp.access {
             case .fullScan: s.access = .fullScan
-            case .unnest: s.access = .unnest
+            case .unnest, .boundByIndex: s.access = .unnest
             case .index(let access):
                 ExplainPlan.describe(access.explain(sources: q.sources), index: access.index?.definition.name, into: &s)
             }
@@ -156,7 +156,7 @@ public struct ExplainPlan: Sendable, CustomStringConvertible {
             if let r = s.keyRange { return "SEARCH \(s.alias) USING \(kind) \(s.index!) (\(r))" }
             return "SCAN \(s.alias) USING \(kind) \(s.index!)"
         case .arrayIndexScan:
-            return "SEARCH \(s.arrayAlias ?? s.alias) USING ARRAY INDEX \(s.index!)" + (s.keyRange.map { " (\($0))" } ?? "")
+            return "SEARCH \(s.arrayAlias ?? s.alias) USING \(s.covering ? "COVERING " : "")ARRAY INDEX \(s.index!)" + (s.keyRange.map { " (\($0))" } ?? "")
                 + (s.arrayAlias != nil ? " FOR \(s.alias)" : "")
         case .primaryKeyLookup, .primaryKeyScan:
             if let r = s.keyRange { return "SEARCH \(s.alias) USING PRIMARY KEY (\(r))" }

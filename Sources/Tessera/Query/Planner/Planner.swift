@@ -31,6 +31,9 @@ struct Planner {
             switch src.kind {
             case .unnest(let path):
                 access = .unnest(path)
+                for sp in sources {
+                    if case .index(let p) = sp.access, p.bindsBoundRows, p.boundSources.contains(src.index) { access = .boundByIndex }
+                }
             case .collection(let key):
                 access = .fullScan
                 if let store = stores[key], let chosen = try bestIndexAccess(for: src, store: store, terms: remaining)

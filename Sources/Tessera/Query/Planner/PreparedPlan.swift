@@ -14,6 +14,9 @@ final class PreparedPlan: @unchecked Sendable {
     let shared: SharedEvaluators
     /// Some expression calls MATCH or RANK (an execution then needs the full-text indexes).
     let usesMatch: Bool
+    /// The query is `count(*)`s of one source's rows, with no filter left and nothing else
+    /// read from a row: the row source counts its rows (an index its entries) unbound.
+    let countsRows: Bool
 
     init(version: UInt64, plan: QueryPlan) {
         self.version = version
@@ -31,6 +34,20 @@ final class PreparedPlan: @unchecked Sendable {
         constantLimits = constant(plan.query.limit) && constant(plan.query.offset)
         shared = SharedEvaluators(plan)
         usesMatch = SharedEvaluators.mentionsMatch(plan)
+        countsRows = PreparedPlan.countsRows(plan)
+    }
+
+    static func countsRows(_ plan: QueryPlan) -> Bool {
+        let q = plan.query
+        guard plan.sources.count == 1, plan.sources[0].filter.isEmpty, plan.sources[0].source.on == nil,
+              q.groupBy.isEmpty, !q.aggregates.isEmpty,
+              q.aggregates.allSatisfy({ FunctionRegistry.upperASCII($0.name) == "COUNT" && $0.args.isEmpty }) else { return false }
+        var read: [BoundExpr] = q.orderBy.map(\.expr) + (q.having.map { [$0] } ?? [])
+        for c in q.columns {
+            guard case .expression(let e) = c.kind else { return false }
+            read.append(e)
+        }
+        return read.allSatisfy { $0.referencedSources.isEmpty }
     }
 
     /// The same plan with other LIMIT/OFFSET values.
@@ -42,6 +59,7 @@ final class PreparedPlan: @unchecked Sendable {
         constantLimits = other.constantLimits
         shared = other.shared
         usesMatch = other.usesMatch
+        countsRows = other.countsRows
     }
 }
 

@@ -8,6 +8,9 @@ enum AccessPath {
     case fullScan
     /// Every element of the array at the UNNEST path.
     case unnest(BoundExpr)
+    /// An UNNEST whose rows an earlier source's covering array-index scan binds: one row
+    /// per row of that scan.
+    case boundByIndex
     /// A path an index offered (`IndexKind.accessPaths`): its kind makes the row source.
     case index(any IndexAccessPlan)
 }

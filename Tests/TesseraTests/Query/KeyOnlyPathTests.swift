@@ -1,0 +1,97 @@
+import Testing
+@testable import Tessera
+
+/// Index paths that read keys only: `count(*)` under a WHERE an index satisfies counts the
+/// entries without binding rows, and DISTINCT (or GROUP BY without aggregates) over a covering
+/// index seeks past each group (a skip-scan). Both return exactly the rows of the plain path:
+/// MISSING and NULL keys, values longer than a key, numbers only a document tells apart,
+/// partial indexes, tombstones, purges, saves inside a batch.
+@Suite("Key-only index paths")
+struct KeyOnlyPathTests {
+    static func database(indexes: Bool, seed: UInt64) throws -> Database {
+        let db = try IndexGroupingTests.database(indexes: indexes, seed: seed)
+        let c = try #require(try db.collection(name: "h"))
+        var r = SplitMix64(seed: seed &+ 100)
+        for i in 0..<600 where r.chance(0.03) { try? c.purge(id: "h\(i)") }
+        try c.save(id: "x1", json: #"{"city":2.0,"type":"hotel","price":1}"#)
+        try c.save(id: "x2", json: #"{"city":-0.0,"type":"inn","price":2}"#)
+        return db
+    }
+
+    static let counts = [
+        "SELECT count(*) AS n FROM h WHERE city = 'c1'",
+        "SELECT count(*) AS n FROM h WHERE city IN ['c1', 'c2', 2, 0]",
+        "SELECT count(*) AS n FROM h WHERE city > 'c2'",
+        "SELECT count(*) AS n FROM h WHERE city < 'c3'",
+        "SELECT count(*) AS n FROM h WHERE city LIKE 'kkk%'",
+        "SELECT count(*) AS n FROM h WHERE city >= 'kkkkkkkkkk'",
+        "SELECT count(*) AS n FROM h WHERE city IS NULL",
+        "SELECT count(*) AS n FROM h WHERE city = 'c2' AND type = 'hotel'",
+        "SELECT count(*) AS a, count(*) AS b, 'x' AS c FROM h WHERE city = 'c4' ORDER BY 'x'",
+        "SELECT count(*) AS n FROM h WHERE city = 'nowhere'",
+        // A filter is left: the rows are read.
+        "SELECT count(*) AS n FROM h WHERE city >= 'c' AND price < 50",
+    ]
+
+    static let groups = [
+        "SELECT DISTINCT city FROM h",
+        "SELECT DISTINCT city, type FROM h",
+        "SELECT DISTINCT type FROM h WHERE city = 'c1'",
+        "SELECT DISTINCT city FROM h WHERE city > 'c2'",
+        "SELECT city FROM h GROUP BY city",
+        "SELECT city, TOSTRING(city) AS t FROM h GROUP BY city",
+        "SELECT DISTINCT city FROM h WHERE type = 'hotel'",
+        "SELECT DISTINCT city FROM h ORDER BY city DESC LIMIT 4",
+    ]
+
+    @Test("rows equal the plain path's", arguments: [UInt64(5), 9])
+    func equivalence(seed: UInt64) throws {
+        let a = try Self.database(indexes: true, seed: seed), b = try Self.database(indexes: false, seed: seed)
+        defer { try? a.close(); try? b.close() }
+        try expectSameRows(a, b, Self.counts + Self.groups)
+        // Not vacuous: the counts see rows, the groups several.
+        #expect(try resultRows(a, Self.counts[0]) != [#"{"n":0}"#])
+        #expect(try resultRows(a, Self.groups[0]).count > 5)
+    }
+
+    @Test("inside a batch, after saves, deletes and purges")
+    func insideABatch() throws {
+        func run(_ db: Database) throws -> [[String]] {
+            let c = try #require(try db.collection(name: "h"))
+            var out: [[String]] = []
+            try db.inBatch {
+                for i in 0..<40 { try c.save(id: "b\(i)", json: #"{"city":"c\#(i % 3)","type":"hotel"}"#) }
+                try c.save(id: "h1", json: #"{"city":"c1"}"#)
+                try? c.delete(id: "h2")
+                try? c.purge(id: "h3")
+                out = try (Self.counts + Self.groups).map { try resultRows(db, $0).sorted() }
+            }
+            return out
+        }
+        let a = try Self.database(indexes: true, seed: 5), b = try Self.database(indexes: false, seed: 5)
+        defer { try? a.close(); try? b.close() }
+        let x = try run(a), y = try run(b)
+        for (i, sql) in (Self.counts + Self.groups).enumerated() { #expect(x[i] == y[i], "\(sql)") }
+    }
+
+    /// The plan's shape: which queries count unbound and which scans skip.
+    @Test("counting and skipping are planned")
+    func planned() throws {
+        let db = try Self.database(indexes: true, seed: 5)
+        defer { try? db.close() }
+        func prepared(_ sql: String) throws -> PreparedPlan { try db.createQuery(sql).prepare().0 }
+        for sql in Self.counts.dropLast() { #expect(try prepared(sql).countsRows, "\(sql)") }
+        #expect(try !prepared(Self.counts.last!).countsRows)
+        #expect(try !prepared("SELECT count(*) AS n, city FROM h WHERE city = 'c1'").countsRows)
+        #expect(try !prepared("SELECT count(city) AS n FROM h WHERE city = 'c1'").countsRows)
+        func skip(_ sql: String) throws -> Int? {
+            guard case .index(let p) = try prepared(sql).plan.sources[0].access, let scan = p as? KeyRangeScanPlan else { return nil }
+            return scan.skipColumns
+        }
+        #expect(try skip(Self.groups[0]) == 1)
+        #expect(try skip(Self.groups[1]) == 2)
+        #expect(try skip(Self.groups[2]) == 2)
+        #expect(try skip(Self.groups[4]) == 1)
+        #expect(try skip("SELECT city, count(*) AS n FROM h GROUP BY city") == nil)
+    }
+}
