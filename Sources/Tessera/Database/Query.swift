@@ -140,7 +140,7 @@ public final class Query: Sendable {
         let write = database.currentWrite()
         if let txn, write == nil {
             let version = database.catalog.withLock { $0.version }
-            if let hit = cachedPlan.withLock({ $0 }), hit.version == version {
+            if let hit = cachedPlan.withLock({ $0 }), hit.version == version, try PreparedPlan.sizeClasses(hit.plan, txn: txn) == hit.sizes {
                 let params = try boundParameters(for: hit.plan.query)
                 guard !hit.constantLimits else { return (hit, params) }
                 var plan = hit.plan
@@ -160,6 +160,7 @@ public final class Query: Sendable {
             plan = try database.read { txn in try Planner(query: q, stores: stores, parameters: params, txn: txn, counters: database.metaTable).plan() }
         }
         let prepared = PreparedPlan(version: catalog.version, plan: plan)
+        if let txn { prepared.sizes = try PreparedPlan.sizeClasses(plan, txn: txn) }
         // Inside a write transaction the catalogue may hold uncommitted changes: no caching.
         if txn != nil && write == nil { cachedPlan.withLock { $0 = prepared } }
         return (prepared, params)

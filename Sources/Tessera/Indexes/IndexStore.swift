@@ -1,3 +1,5 @@
+import Synchronization
+
 /// An open index of one collection: its definition, its tables, its compiled expressions and
 /// `where`, and its kind (`IndexKind`), which does everything kind-specific.
 final class IndexStore: @unchecked Sendable {
@@ -17,6 +19,9 @@ final class IndexStore: @unchecked Sendable {
     let whereClause: BoundExpr?
     let variableCount: Int
     let kind: any IndexKind
+    /// Planner statistics computed from a snapshot when none are stored (a database written
+    /// before they existed), until a write stores them (`IndexStatistics.load`).
+    let computedStatistics = Mutex<IndexStatistics?>(nil)
     private let evaluators: [Compiled]
     private let whereEvaluator: Evaluator?
 

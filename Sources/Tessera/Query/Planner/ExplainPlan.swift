@@ -48,6 +48,12 @@ public struct ExplainPlan: Sendable, CustomStringConvertible {
         public var rankOrdered = false
         /// For `multiIndexOr`: the lookup of each OR branch.
         public var branches: [Source] = []
+        /// The planner's estimate of the rows (index entries or documents) this access path
+        /// reads; nil for UNNEST. The planner picks the path with the fewest estimated reads,
+        /// a document fetched by ID counting as `CostModel`'s several entry reads.
+        public var estimatedRows: Int?
+        /// The documents a full scan of this source would read (nil for UNNEST).
+        public var fullScanRows: Int?
     }
 
     /// Sources in join order.
@@ -80,6 +86,8 @@ public struct ExplainPlan: Sendable, CustomStringConvertible {
                            access: .fullScan, index: nil, keyRange: nil, covering: false,
                            filter: sp.filter.isEmpty ? nil : sp.filter.map { printer.print($0) }.joined(separator: " AND "),
                            arrayAlias: nil)
+            s.estimatedRows = sp.estimate?.rows
+            s.fullScanRows = sp.estimate?.scanRows
             switch sp.access {
             case .fullScan: s.access = .fullScan
             case .unnest: s.access = .unnest
