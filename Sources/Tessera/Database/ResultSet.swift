@@ -36,15 +36,23 @@ public final class ResultSet {
     private var buffered: ArraySlice<Result> = []
 
     /// Runs `plan` in `txn`; when `owned`, the result set ends the read transaction.
-    init(database: Database, prepared: PreparedPlan, parameters: [String: Value], txn: Snapshot, owned: Bool) throws {
+    /// The plan run (kept only under EXPLAIN ANALYZE).
+    private(set) var analyzedPlan: QueryPlan?
+
+    init(database: Database, prepared: PreparedPlan, parameters: [String: Value], txn: Snapshot, owned: Bool,
+         analysis: QueryAnalysis? = nil) throws {
         self.database = database
+        if let analysis {
+            analysis.levels = Array(repeating: LevelFigures(), count: prepared.plan.sources.count)
+            analyzedPlan = prepared.plan
+        }
         columnNames = prepared.columnNames
         nameIndex = prepared.nameIndex
         self.txn = txn
         ownsTransaction = owned
         let rowsWanted = prepared.plan.limit.map { Planner.rowsWanted(limit: $0, offset: prepared.plan.offset) }
         do {
-            executor = try Executor(prepared: prepared, txn: txn, parameters: parameters) { sp, _ in
+            executor = try Executor(prepared: prepared, txn: txn, parameters: parameters, analysis: analysis) { sp, _ in
                 try RowSourceFactory.make(sp, parameters: parameters, rowsWanted: rowsWanted)
             }
         } catch {

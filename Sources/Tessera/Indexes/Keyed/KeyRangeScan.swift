@@ -176,6 +176,7 @@ final class KeyRangeScan: RowSource {
             }
             while ok {
                 let key = cursor.key
+                if let counters = ctx.readCounters { counters.entries &+= 1 }
                 if plan.descending {
                     if compareStoredKeys(key, scan.lower) < 0 { break }
                 } else if let upper = scan.upper, compareStoredKeys(key, upper) >= 0 {
