@@ -204,6 +204,20 @@ extension KeyedPlanning {
         return (proven, nil)
     }
 
+    /// The operands a term compares with a value: both sides of `= < <= > >=`, the left of
+    /// `IN`, `LIKE`, `BETWEEN` and `IS` (the expressions an index on them could serve).
+    static func comparedOperands(_ t: BoundExpr) -> [BoundExpr] {
+        switch t {
+        case .binary(let op, let a, let b):
+            switch op {
+            case .equal, .less, .lessOrEqual, .greater, .greaterOrEqual: return [a, b]
+            default: return []
+            }
+        case .inList(let a, _, false), .like(let a, _, false), .between(let a, _, _, false), .test(let a, _, _): return [a]
+        default: return []
+        }
+    }
+
     /// True if `t` is `x op e` / `e op x` with op in `= != < <= > >=`, or `x IN`, `x LIKE`, `x BETWEEN`.
     static func comparesOperand(_ t: BoundExpr, _ x: BoundExpr) -> Bool {
         switch t {
