@@ -150,8 +150,13 @@ struct UnusedIndexDiagnosis {
                 for (column, e) in expressions.enumerated() where contains(rebased, e) {
                     let q = printed(subject)
                     switch rebased {
-                    case .collate(let inner, _) where inner == e:
-                        found.append((1, .collation, "a different collation: the query compares \(q), the index keeps \(texts[column]) in binary order (the default collation)"))
+                    case .collate(let inner, let collation) where inner == e:
+                        var words: [String] = []
+                        if collation.unicode { words.append("UNICODE" + (collation.locale.map { ":" + $0 } ?? "")) }
+                        if collation.ignoreCase { words.append("NOCASE") }
+                        if collation.ignoreAccents { words.append("NODIAC") }
+                        let c = words.count == 1 ? words[0] : "(" + words.joined(separator: " ") + ")"
+                        found.append((1, .collation, "a different collation: the query compares \(texts[column]) COLLATE \(c), the index keeps \(texts[column]) in binary order (the default collation)"))
                     case .call:
                         found.append((2, .expressionMismatch, "the expression does not match: the query has \(q), the index has \(texts[column]) (an index on \(q) would serve it)"))
                     default:
