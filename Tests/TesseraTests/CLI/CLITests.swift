@@ -503,6 +503,9 @@ struct CLIShellTests {
             #"{"s":"a;b"}"#, #"{"n":200}"#,
             "faa", "MCO", "MIA",
             "SEARCH travel USING INDEX HotelCityIndex (city=?)",
+            "NOT USED:",
+            "  TypeNameIndex: a cheaper path won: index HotelCityIndex reads about 12 rows (cost 16); this index would read about 237 rows (cost 307)",
+            "  HotelDescIndex: a full-text index is used only by MATCH(HotelDescIndex, …) in the WHERE clause",
             "_default.profiles  likesIndex   array likes",
             "_default.profiles  nestedArray  array contacts[].phones (type)",
         ])

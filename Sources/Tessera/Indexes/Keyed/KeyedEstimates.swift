@@ -73,7 +73,8 @@ extension KeyedPlanning {
             }
         }
         guard query.limit != nil, let limit = value(query.limit), let offset = value(query.offset) else { return nil }
-        return Planner.rowsWanted(limit: limit, offset: offset)
+        let (sum, overflow) = limit.addingReportingOverflow(offset)
+        return overflow ? Int.max : sum
     }
 
     /// The rows an ordered scan reads when LIMIT stops it: the rows wanted, four times over
