@@ -107,7 +107,57 @@ void *tessera_regex_open(const uint16_t *pattern, int32_t length) {
         if (re) uregex_close(re);
         return NULL;
     }
+    // Bound the backtracking stack (ICU's default, stated so it is not left to chance).
+    uregex_setStackLimit(re, TESSERA_REGEX_STACK_LIMIT, &status);
     return re;
+}
+
+void *tessera_regex_clone(void *regex) {
+    UErrorCode status = U_ZERO_ERROR;
+    URegularExpression *re = uregex_clone((const URegularExpression *)regex, &status);
+    if (re == NULL || U_FAILURE(status)) {
+        if (re) uregex_close(re);
+        return NULL;
+    }
+    uregex_setStackLimit(re, TESSERA_REGEX_STACK_LIMIT, &status);
+    return re;
+}
+
+struct tessera_regex_guard {
+    tessera_regex_check_fn check;
+    const void *context;
+};
+
+static UBool tessera_regex_trampoline(const void *context, int32_t steps) {
+    (void)steps;
+    const struct tessera_regex_guard *g = (const struct tessera_regex_guard *)context;
+    return g->check(g->context) ? 1 : 0;
+}
+
+int tessera_regex_run(void *regex, int op, int32_t start, int32_t timeLimit, tessera_regex_check_fn check,
+                      const void *context) {
+    URegularExpression *re = (URegularExpression *)regex;
+    UErrorCode status = U_ZERO_ERROR;
+    struct tessera_regex_guard guard = {check, context};
+    uregex_setTimeLimit(re, timeLimit > 0 ? timeLimit : 0, &status);
+    uregex_setMatchCallback(re, check ? tessera_regex_trampoline : NULL, check ? &guard : NULL, &status);
+    if (U_FAILURE(status)) return TESSERA_REGEX_ERROR;
+    UBool r;
+    switch (op) {
+    case 0: r = uregex_matches(re, 0, &status); break;
+    case 1: r = uregex_find(re, start, &status); break;
+    default: r = uregex_findNext(re, &status); break;
+    }
+    // The guard lives on this stack frame: never leave ICU pointing at it.
+    UErrorCode reset = U_ZERO_ERROR;
+    uregex_setMatchCallback(re, NULL, NULL, &reset);
+    switch (status) {
+    case U_ZERO_ERROR: return r ? 1 : 0;
+    case U_REGEX_TIME_OUT: return TESSERA_REGEX_TIME_OUT;
+    case U_REGEX_STOPPED_BY_CALLER: return TESSERA_REGEX_STOPPED;
+    case U_REGEX_STACK_OVERFLOW: return TESSERA_REGEX_STACK_OVERFLOW;
+    default: return U_FAILURE(status) ? TESSERA_REGEX_ERROR : (r ? 1 : 0);
+    }
 }
 
 void tessera_regex_close(void *regex) { uregex_close((URegularExpression *)regex); }

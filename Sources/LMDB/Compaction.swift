@@ -153,8 +153,8 @@ extension Environment {
             var copiedAt: UInt64 = 0
             let underGate = copies >= 3
             if !underGate {
-                gate.enter(thread)
-                defer { gate.leave(thread) }
+                try gate.enter(thread)
+                defer { leaveGate(thread) }
                 copiedAt = try makeCompactCopy(at: temp)
                 copies += 1
             }

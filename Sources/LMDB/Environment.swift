@@ -92,17 +92,14 @@ import Darwin
     ///
     /// - Throws: `LMDBError` when the file cannot be opened, is not an LMDB file, or has another version.
     @usableFromInline package init(path: String, options: Options = Options()) throws {
-        var raw: OpaquePointer?
-        try check(mdb_env_create(&raw))
-        guard let raw else { throw LMDBError.invalid }
+        let initialSize = min(options.initialMapSize, options.maxMapSize ?? Int.max)
+        let (raw, size) = try Environment.openFresh(path: path, options: options, mapSize: initialSize)
         self.env = raw
         self.path = path
         self.options = options
-        let initialSize = min(options.initialMapSize, options.maxMapSize ?? Int.max)
-        self.mapSize = initialSize
+        self.mapSize = size
         self.window = MapWindow()
         do {
-            self.mapSize = try Environment.openEnvironment(raw, path: path, options: options, mapSize: initialSize)
             try attachWindow()
             OpenEnvironments.add(lockFile: lockFilePath)
         } catch {
@@ -112,6 +109,51 @@ import Darwin
             mdb_env_close(raw)
             throw error
         }
+    }
+
+    /// Called between LMDB's open and the check that the opened data file is still the one at
+    /// `path` (tests replace the file there, as a compaction in another process would).
+    nonisolated(unsafe) package static var afterOpenForTesting: ((String) -> Void)?
+
+    /// Creates and opens an LMDB environment at `path`; returns it and its map size.
+    ///
+    /// A read-only open (`MDB_RDONLY`) opens the data file *before* taking the lock file's
+    /// shared lock (lmdb.h's order), so it can open a data file that a compaction in another
+    /// process is replacing, and then wait for that compaction's lock: it would go on reading
+    /// the replaced, unlinked file. The data file it opened is compared with the one at the
+    /// path (device and inode) and opened again if they differ.
+    private static func openFresh(path: String, options: Options, mapSize: Int) throws -> (OpaquePointer, Int) {
+        var attempt = 0
+        while true {
+            var created: OpaquePointer?
+            try check(mdb_env_create(&created))
+            guard let raw = created else { throw LMDBError.invalid }
+            do {
+                let size = try openEnvironment(raw, path: path, options: options, mapSize: mapSize)
+                let dataFile = options.noSubdirectory ? path : path + "/data.mdb"
+                afterOpenForTesting?(dataFile)
+                if options.readOnly, !options.noLock, attempt < 20, !openedFileIsCurrent(raw, dataFile: dataFile) {
+                    mdb_env_close(raw)
+                    attempt += 1
+                    continue
+                }
+                return (raw, size)
+            } catch {
+                mdb_env_close(raw)
+                throw error
+            }
+        }
+    }
+
+    /// True if the data file `raw` has open is the file at `dataFile` (not one renamed over it).
+    private static func openedFileIsCurrent(_ raw: OpaquePointer, dataFile: String) -> Bool {
+        var fd: Int32 = -1
+        guard mdb_env_get_fd(raw, &fd) == 0, fd >= 0 else { return true }
+        var opened = stat()
+        var current = stat()
+        guard fstat(fd, &opened) == 0 else { return true }
+        guard stat(dataFile, &current) == 0 else { return false }
+        return opened.st_dev == current.st_dev && opened.st_ino == current.st_ino
     }
 
     /// Opens the created environment `raw` at `path`; returns its map size (at least
@@ -139,27 +181,45 @@ import Darwin
 
     deinit { close() }
 
-    /// Closes the environment. Every transaction must have ended.
+    /// Closes the environment, from any thread. New transactions throw `LMDBError.closed`;
+    /// transactions running on other threads are waited for; a long-lived snapshot
+    /// (`beginRead()`, an open result set) may outlive the call, and the environment is
+    /// really closed when the last one ends (`endRead(_:)`), as `sqlite3_close_v2` does.
     @usableFromInline package func close() {
         compactionLock.lock()
         defer { compactionLock.unlock() }
         poolLock.lock()
-        defer { poolLock.unlock() }
-        if closed { return }
+        let already = closed
         closed = true
-        for txn in readerPool { mdb_txn_abort(txn) }
+        poolLock.unlock()
+        if already { return }
+        if gate.close(currentThreadID()) { finalizeClose() }
+    }
+
+    /// Closes the LMDB environment once no transaction of this process is left.
+    private func finalizeClose() {
+        poolLock.lock()
+        let pooled = readerPool
         readerPool.removeAll()
+        poolLock.unlock()
+        for txn in pooled { mdb_txn_abort(txn) }
         if !unusable { mdb_env_close(env) }
         if lockFileProbe >= 0 { _ = closeFile(lockFileProbe) }
         OpenEnvironments.remove(lockFile: lockFilePath)
+    }
+
+    /// Ends a hold taken with `gate.enter`, closing the environment when it was the last hold
+    /// of a closed environment.
+    func leaveGate(_ thread: UInt, longLived: Bool = false) {
+        if gate.leave(thread, longLived: longLived) { finalizeClose() }
     }
 
     /// Runs `body` with the LMDB environment while holding the gate (so that a compaction
     /// cannot swap it meanwhile), for calls made outside a transaction.
     func withEnvironment<R>(_ body: (OpaquePointer) throws -> R) throws -> R {
         let thread = currentThreadID()
-        gate.enter(thread)
-        defer { gate.leave(thread) }
+        try gate.enter(thread)
+        defer { leaveGate(thread) }
         if unusable { throw LMDBError.unusable }
         return try body(env)
     }
@@ -215,7 +275,7 @@ import Darwin
     @usableFromInline package func read<R>(_ body: (Transaction) throws -> R) throws -> R {
         let thread = currentThreadID()
         let raw = try lockAndAcquireReader(thread)
-        defer { gate.leave(thread) }
+        defer { leaveGate(thread) }
         var ok = false
         defer { releaseReader(raw, reusable: ok) }
         let txn = Transaction(raw: raw, readOnly: true, window: window)
@@ -232,7 +292,7 @@ import Darwin
     /// thread that began it fails with `LMDBError.mapFull` (instead of waiting for itself).
     @usableFromInline package func beginRead() throws -> Transaction {
         let thread = currentThreadID()
-        let raw = try lockAndAcquireReader(thread)
+        let raw = try lockAndAcquireReader(thread, longLived: true)
         let txn = Transaction(raw: raw, readOnly: true, window: window)
         txn.holder = thread
         return txn
@@ -249,8 +309,8 @@ import Darwin
             // Another process grew the map: adopt its size holding nothing.
             if resized { try adoptExternalSize() }
             // Lock order, as in `write`: the gate, then the table lock.
-            gate.enter(thread)
-            defer { gate.leave(thread) }
+            try gate.enter(thread)
+            defer { leaveGate(thread) }
             tableOpenLock.lock()
             defer { tableOpenLock.unlock() }
             var raw: OpaquePointer?
@@ -279,7 +339,7 @@ import Darwin
         guard let raw = txn.raw else { return }
         txn.invalidate()
         releaseReader(raw, reusable: true)
-        gate.leave(txn.holder)
+        leaveGate(txn.holder, longLived: true)
     }
 
     /// Runs `body` in the write transaction; returning commits, throwing aborts.
@@ -310,8 +370,8 @@ import Darwin
             var needGrow = false
             var resized = false
             do {
-                gate.enter(thread)
-                defer { gate.leave(thread) }
+                try gate.enter(thread)
+                defer { leaveGate(thread) }
                 if unusable { throw LMDBError.unusable }
                 var raw: OpaquePointer?
                 let registrations = tableOpenLock.withLock { tableRegistrations }
@@ -425,16 +485,16 @@ import Darwin
     // MARK: - Holds
 
     /// Takes the shared lock and a reader; remaps first if another process grew the file.
-    private func lockAndAcquireReader(_ thread: UInt) throws -> OpaquePointer {
+    private func lockAndAcquireReader(_ thread: UInt, longLived: Bool = false) throws -> OpaquePointer {
         while true {
-            gate.enter(thread)
+            try gate.enter(thread, longLived: longLived)
             do {
                 return try acquireReader()
             } catch LMDBError.mapResized {
-                gate.leave(thread)
+                leaveGate(thread, longLived: longLived)
                 try adoptExternalSize()
             } catch {
-                gate.leave(thread)
+                leaveGate(thread, longLived: longLived)
                 throw error
             }
         }

@@ -21,6 +21,7 @@ import CLMDBGuard
         case TESSERA_LMDB_FAULT: "LMDB failed on a damaged page: " + String(cString: tessera_lmdb_last_fault_message())
         case LMDBError.outsideFile.code: "a value read lies outside the data file (a damaged page)"
         case TESSERA_LMDB_DAMAGED_PAGE: "a page the write would change is damaged (the write was not made)"
+        case LMDBError.closed.code: "the database is closed"
         default: String(cString: mdb_strerror(code))
         }
     }
@@ -72,6 +73,9 @@ import CLMDBGuard
     /// The environment cannot be used any more: a compaction replaced the data file but could
     /// not reopen it (errno EBADF). The data is safe on disk; reopen the database.
     @usableFromInline package static let unusable = LMDBError(code: 9)
+
+    /// The environment was closed (`Environment.close()`): no transaction can begin.
+    @usableFromInline package static let closed = LMDBError(code: -30603)
 
     /// Lets `catch LMDBError.mapFull` match any thrown error with that code.
     @usableFromInline package static func ~= (pattern: LMDBError, value: any Error) -> Bool {

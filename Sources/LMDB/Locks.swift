@@ -27,12 +27,23 @@ func currentThreadID() -> UInt {
 ///   waiting for anyway;
 /// - a thread that holds the environment cannot remap it (it would wait for itself): the
 ///   caller fails instead (`holds(_:)`).
+///
+/// Closing goes through the gate too (`close(_:)`), as SQLite's `sqlite3_close_v2` does: new
+/// holds are refused from then on, transactions running on other threads (writes, reads inside
+/// a closure) are waited for, and long-lived snapshots (open result sets) may outlive the call:
+/// the last hold to end reports that the environment may now really be closed.
 final class HoldGate: @unchecked Sendable {
     // @unchecked Sendable: every field is read and written under `mutex`.
     private let mutex: UnsafeMutablePointer<pthread_mutex_t>
     private let changed: UnsafeMutablePointer<pthread_cond_t>
     private var active = 0
+    /// Holds of long-lived snapshots (`Environment.beginRead`), counted in `active` too.
+    private var longLived = 0
     private var remapPending = false
+    /// Set by `close(_:)`: new holds are refused.
+    private var closing = false
+    /// Set once a caller was told to really close the environment.
+    private var finalized = false
     /// (thread, holds) for every thread that began an open transaction: nearly always empty
     /// or one or two entries, so a linear scan beats hashing.
     private var holdsByThread: [(thread: UInt, count: Int)] = []
@@ -53,28 +64,65 @@ final class HoldGate: @unchecked Sendable {
         mutex.deallocate()
     }
 
-    /// Takes a shared hold for `thread` (the thread beginning the transaction).
-    func enter(_ thread: UInt) {
+    /// Takes a shared hold for `thread` (the thread beginning the transaction); `longLived`
+    /// for a snapshot that may outlive the call that began it.
+    ///
+    /// - Throws: `LMDBError.closed` once the environment is closing (a thread that already
+    ///   holds it may still nest holds: it is finishing work that began before).
+    func enter(_ thread: UInt, longLived isLong: Bool = false) throws(LMDBError) {
         pthread_mutex_lock(mutex)
         if let i = holdsByThread.firstIndex(where: { $0.thread == thread }) {
             holdsByThread[i].count += 1
         } else {
-            while remapPending { pthread_cond_wait(changed, mutex) }
+            while remapPending && !closing { pthread_cond_wait(changed, mutex) }
+            if closing {
+                pthread_mutex_unlock(mutex)
+                throw LMDBError.closed
+            }
             holdsByThread.append((thread, 1))
         }
         active += 1
+        if isLong { longLived += 1 }
         pthread_mutex_unlock(mutex)
     }
 
     /// Releases a shared hold taken for `thread` (on any thread).
-    func leave(_ thread: UInt) {
+    ///
+    /// - Returns: true when the environment is closing and this was its last hold: the caller
+    ///   must now close it (once; no transaction is left).
+    @discardableResult
+    func leave(_ thread: UInt, longLived isLong: Bool = false) -> Bool {
         pthread_mutex_lock(mutex)
         active -= 1
+        if isLong { longLived -= 1 }
         if let i = holdsByThread.firstIndex(where: { $0.thread == thread }) {
             if holdsByThread[i].count > 1 { holdsByThread[i].count -= 1 } else { holdsByThread.remove(at: i) }
         }
-        if active == 0 { pthread_cond_broadcast(changed) }
+        if active == 0 || closing { pthread_cond_broadcast(changed) }
+        let finalize = closing && active == 0 && !finalized
+        if finalize { finalized = true }
         pthread_mutex_unlock(mutex)
+        return finalize
+    }
+
+    /// Refuses new holds from now on and waits for the transactions other threads are running
+    /// (not for long-lived snapshots, and not at all when the calling thread holds the
+    /// environment itself: it would wait for itself).
+    ///
+    /// - Returns: true when no hold is left: the caller must close the environment now.
+    ///   Otherwise the last `leave` returns true.
+    func close(_ thread: UInt) -> Bool {
+        pthread_mutex_lock(mutex)
+        defer { pthread_mutex_unlock(mutex) }
+        if closing { return false }
+        closing = true
+        pthread_cond_broadcast(changed)
+        if !holdsByThread.contains(where: { $0.thread == thread }) {
+            while active - longLived > 0 { pthread_cond_wait(changed, mutex) }
+        }
+        let finalize = active == 0 && !finalized
+        if finalize { finalized = true }
+        return finalize
     }
 
     /// True if a transaction begun on `thread` is still open.
@@ -85,11 +133,23 @@ final class HoldGate: @unchecked Sendable {
     }
 
     /// Runs `body` once no transaction is open, keeping new ones out meanwhile.
-    func exclusively<R>(_ body: () throws -> R) rethrows -> R {
+    ///
+    /// - Throws: `LMDBError.closed` when the environment is closing (then `body` does not run).
+    func exclusively<R>(_ body: () throws -> R) throws -> R {
         pthread_mutex_lock(mutex)
-        while remapPending { pthread_cond_wait(changed, mutex) }
+        while remapPending && !closing { pthread_cond_wait(changed, mutex) }
+        if closing {
+            pthread_mutex_unlock(mutex)
+            throw LMDBError.closed
+        }
         remapPending = true
-        while active > 0 { pthread_cond_wait(changed, mutex) }
+        while active > 0 && !closing { pthread_cond_wait(changed, mutex) }
+        if closing {
+            remapPending = false
+            pthread_cond_broadcast(changed)
+            pthread_mutex_unlock(mutex)
+            throw LMDBError.closed
+        }
         pthread_mutex_unlock(mutex)
         defer {
             pthread_mutex_lock(mutex)

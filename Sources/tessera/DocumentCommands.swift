@@ -100,7 +100,7 @@ enum DocumentCommands {
     static func runPut(_ inv: Invocation) throws -> Int32 {
         let id = inv.operands[0]
         var json = inv.operands[1]
-        if json == "-" { json = String(decoding: try readWholeFile("-"), as: UTF8.self) }
+        if json == "-" { json = try readTextFile("-") }
         let db = try inv.database(create: true)
         defer { inv.release(db) }
         let coll = try inv.collection(in: db, create: true)

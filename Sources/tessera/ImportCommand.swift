@@ -112,8 +112,59 @@ struct Importer {
             try importBytes(mapped.bytes, file: name)
             progress.finishFile(bytes: mapped.bytes.count)
         } else {
-            let bytes = try readWholeFile(path)
-            try bytes.withUnsafeBytes { try importBytes($0, file: name) }
+            try importStream(path, file: name)
+        }
+    }
+
+    /// Bytes read from a pipe or standard input at a time.
+    static let streamChunk = 8 << 20
+
+    /// Standard input, a pipe or another file that cannot be mapped: JSON Lines are read a
+    /// chunk at a time and imported as complete lines arrive, so memory stays bounded (a
+    /// chunk, plus the longest line); a JSON array is read whole first.
+    private mutating func importStream(_ path: String, file: String) throws {
+        let fd = path == "-" ? 0 : open(path, O_RDONLY)
+        guard fd >= 0 else { throw CLIError.failure("cannot open '\(path)': \(String(cString: strerror(errno)))") }
+        defer { if fd != 0 { close(fd) } }
+        var buffer: [UInt8] = []
+        var eof = false
+        let chunk = UnsafeMutableRawBufferPointer.allocate(byteCount: Importer.streamChunk, alignment: 1)
+        defer { chunk.deallocate() }
+        func fill() throws {
+            var n: Int
+            repeat { n = read(fd, chunk.baseAddress!, chunk.count) } while n < 0 && errno == EINTR
+            if n < 0 { throw CLIError.failure("cannot read '\(path)': \(String(cString: strerror(errno)))") }
+            if n == 0 { eof = true }
+            buffer.append(contentsOf: UnsafeRawBufferPointer(rebasing: chunk[0..<n]))
+        }
+        // The first non-blank byte decides the format.
+        var first: UInt8?
+        while first == nil && !eof {
+            try fill()
+            first = buffer.first { !(($0 == 0x20) || $0 == 0x0A || $0 == 0x0D || $0 == 0x09) }
+        }
+        if first == UInt8(ascii: "[") {
+            while !eof { try fill() }
+            try buffer.withUnsafeBytes { try importArray($0, file: file) }
+            return
+        }
+        var linesBefore = 0
+        var bytesBefore = 0
+        while true {
+            // Gather a chunk (a pipe gives 64 KB a read), then import its complete lines
+            // (everything at the end of the input).
+            while !eof && buffer.count < Importer.streamChunk { try fill() }
+            let cut = eof ? buffer.count : (buffer.lastIndex(of: 0x0A).map { $0 + 1 } ?? 0)
+            if cut > 0 {
+                let lines = try buffer.withUnsafeBytes {
+                    try importLines(UnsafeRawBufferPointer(rebasing: $0[0..<cut]), file: file, lineOffset: linesBefore, byteOffset: bytesBefore)
+                }
+                linesBefore += lines
+                bytesBefore += cut
+                buffer.removeFirst(cut)
+            }
+            if eof { break }
+            if cut == 0 { try fill() } // one line longer than a chunk: read on
         }
     }
 
@@ -172,7 +223,10 @@ struct Importer {
         }
     }
 
-    private mutating func importLines(_ bytes: UnsafeRawBufferPointer, file: String) throws {
+    /// Imports JSON Lines; the lines are numbered from `lineOffset + 1` (a chunk of a stream)
+    /// and progress counts `byteOffset` bytes before them. Returns the number of lines read.
+    @discardableResult
+    private mutating func importLines(_ bytes: UnsafeRawBufferPointer, file: String, lineOffset: Int = 0, byteOffset: Int = 0) throws -> Int {
         let n = bytes.count
         var lines = JSONLinesReader(bytes)
         while lines.offset < n {
@@ -186,17 +240,18 @@ struct Importer {
                     // Each line goes straight from JSON text to the binary format.
                     let next: (line: Int, document: ImportedDocument)?
                     do throws(JSONError) { next = try lines.nextDocument(takingID: idField) } catch {
-                        throw ImportError(file: file, line: error.line, column: error.column, element: nil, message: error.message)
+                        throw ImportError(file: file, line: error.line + lineOffset, column: error.column, element: nil, message: error.message)
                     }
                     guard let (line, document) = next else { break }
-                    try store(document, file: file, line: line)
+                    try store(document, file: file, line: line + lineOffset)
                     inBatch += 1
-                    if inBatch & 1023 == 0 { progress.update(fileBytes: min(lines.offset, n), documents: imported + inBatch) }
+                    if inBatch & 1023 == 0 { progress.update(fileBytes: byteOffset + min(lines.offset, n), documents: imported + inBatch) }
                 }
             }
             imported += inBatch
-            progress.update(fileBytes: min(lines.offset, n), documents: imported)
+            progress.update(fileBytes: byteOffset + min(lines.offset, n), documents: imported)
         }
+        return lines.line
     }
 
     /// Runs one batch. When the write itself fails (disk full, I/O error), says how many

@@ -84,7 +84,7 @@ enum QueryCommands {
     // MARK: - Running
 
     static func readQueryText(_ text: String) throws -> String {
-        if text == "-" { return String(decoding: try readWholeFile("-"), as: UTF8.self) }
+        if text == "-" { return try readTextFile("-") }
         return text
     }
 

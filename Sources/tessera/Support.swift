@@ -200,6 +200,34 @@ func readWholeFile(_ path: String) throws -> [UInt8] {
     return out
 }
 
+/// Text read from a file or standard input: valid UTF-8, or an error naming the first bad
+/// byte (never U+FFFD in its place).
+func readTextFile(_ path: String) throws -> String {
+    let bytes = try readWholeFile(path)
+    guard let text = String(validating: bytes, as: UTF8.self) else {
+        let name = path == "-" ? "standard input" : "'\(path)'"
+        throw CLIError.failure("\(name) is not valid UTF-8 (byte \((invalidUTF8Offset(bytes) ?? 0) + 1))")
+    }
+    return text
+}
+
+/// The offset of the first byte that is not part of a valid UTF-8 sequence, or nil.
+func invalidUTF8Offset(_ bytes: some Swift.Collection<UInt8>) -> Int? {
+    var decoder = UTF8()
+    var it = bytes.makeIterator()
+    var consumed = 0
+    var offset = 0
+    while true {
+        switch decoder.decode(&it) {
+        case .scalarValue(let s):
+            offset += UTF8.width(s)
+            consumed = offset
+        case .emptyInput: return nil
+        case .error: return consumed
+        }
+    }
+}
+
 /// Size in bytes of a regular file, or nil.
 func fileSize(_ path: String) -> Int? {
     var st = stat()

@@ -63,6 +63,23 @@ int32_t tessera_regex_group_count(void *regex);
 /// UTF-16 start / end of a group of the current match; -1 if the group did not take part.
 int32_t tessera_regex_start(void *regex, int32_t group);
 int32_t tessera_regex_end(void *regex, int32_t group);
+/// The backtracking stack an ICU regex may use (bytes).
+#define TESSERA_REGEX_STACK_LIMIT (8 * 1024 * 1024)
+/// Results of tessera_regex_run besides 1 (match) and 0 (no match).
+#define TESSERA_REGEX_ERROR (-1)
+#define TESSERA_REGEX_TIME_OUT (-2)
+#define TESSERA_REGEX_STOPPED (-3)
+#define TESSERA_REGEX_STACK_OVERFLOW (-4)
+
+/// A copy of a compiled regex (same pattern, own match state), NULL on failure.
+void *tessera_regex_clone(void *regex);
+/// Called about every ten thousand steps of a match: nonzero to go on, 0 to stop it.
+typedef int (*tessera_regex_check_fn)(const void *context);
+/// Runs a match on the bound text with a time limit (ICU steps, roughly 0.1 to 0.3 ms each;
+/// 0: none) and an optional check: op 0 matches the whole text, 1 finds from `start`, 2 finds
+/// the next match. Returns 1, 0, or a TESSERA_REGEX_ error.
+int tessera_regex_run(void *regex, int op, int32_t start, int32_t timeLimit, tessera_regex_check_fn check,
+                      const void *context);
 /// Number of a named group, or -1.
 int32_t tessera_regex_group_number(void *regex, const uint16_t *name, int32_t length);
 

@@ -14,6 +14,14 @@ struct Catalog: Sendable {
     var generation: UInt64 = 0
 
     static let generationKey = "catalog-generation"
+    /// Meta key of the catalogue's checksum (`DocumentRecord.digest` of its text; LMDB keeps
+    /// no checksums). Databases written before it have none: it is written with the next
+    /// catalogue change.
+    static let checksumKey = "catalog-checksum"
+
+    static func checksum(_ text: UnsafeRawBufferPointer) -> UInt64 {
+        DocumentRecord.digest(generation: 0, body: text)
+    }
 
     /// The stored generation (0 for a database that never recorded one).
     static func storedGeneration(txn: Snapshot, meta: StorageTable) throws -> UInt64 {
@@ -28,17 +36,35 @@ struct Catalog: Sendable {
         var catalog = Catalog()
         catalog.generation = try storedGeneration(txn: txn, meta: meta)
         guard let raw = try txn.get(meta, key: "catalog") else { return catalog }
+        func damaged(_ what: String) -> DatabaseError {
+            DatabaseError(.corrupt, "the database catalogue is damaged: \(what) (the documents may be intact: "
+                          + "`tessera check` tells more)")
+        }
+        if let stored = try txn.get(meta, key: checksumKey) {
+            guard stored.count == 8 else { throw damaged("its checksum record has \(stored.count) bytes, not 8") }
+            let expected = UInt64(littleEndian: stored.loadUnaligned(as: UInt64.self))
+            let actual = checksum(raw)
+            if actual != expected {
+                throw damaged("its checksum does not match (stored \(String(expected, radix: 16)), computed \(String(actual, radix: 16)))")
+            }
+        }
         let json: Value
         do { json = try JSONReader.parse(Array(raw)) } catch {
-            throw DatabaseError(.corrupt, "the database catalogue is damaged: \(error)")
+            throw damaged("\(error)")
         }
-        for c in json["collections"].arrayValue ?? [] {
-            guard let s = c["scope"].stringValue, let n = c["name"].stringValue else { continue }
+        guard let list = json["collections"].arrayValue else { throw damaged("it has no list of collections") }
+        for (i, c) in list.enumerated() {
+            guard let s = c["scope"].stringValue, let n = c["name"].stringValue else {
+                throw damaged("collection entry \(i + 1) has no scope or name")
+            }
             let key = CollectionKey(unchecked: s, n)
             catalog.collections[key] = CollectionStore(key: key, docs: .placeholder, bySequence: .placeholder, indexes: [])
             var defs: [IndexDefinition] = []
-            for d in c["indexes"].arrayValue ?? [] {
-                if let def = IndexDefinition(json: d) { defs.append(def) }
+            for (j, d) in (c["indexes"].arrayValue ?? []).enumerated() {
+                guard let def = IndexDefinition(json: d) else {
+                    throw damaged("index entry \(j + 1) of collection '\(key.fullName)' cannot be read")
+                }
+                defs.append(def)
             }
             if !defs.isEmpty { catalog.indexDefinitions[key] = defs }
         }
@@ -99,7 +125,10 @@ struct Catalog: Sendable {
             list.append(.object(entry))
         }
         let text = JSONWriter.string(.object(["collections": .array(list)]))
-        try txn.put(meta, key: Array("catalog".utf8), value: Array(text.utf8))
+        let bytes = Array(text.utf8)
+        try txn.put(meta, key: Array("catalog".utf8), value: bytes)
+        let sum = bytes.withUnsafeBytes { Catalog.checksum($0) }
+        try txn.put(meta, key: Array(Catalog.checksumKey.utf8), value: withUnsafeBytes(of: sum.littleEndian) { Array($0) })
     }
 }
 

@@ -63,7 +63,14 @@ public final class Collection: @unchecked Sendable, CustomStringConvertible {
         let store = try currentStore()
         return try database.read { txn -> Document? in
             guard let raw = try txn.get(store.docs, key: id), let h = DocumentRecord.header(raw), !h.deleted else { return nil }
-            return Document(id: id, storedBody: Array(DocumentRecord.body(raw)), header: h)
+            let body = DocumentRecord.body(raw)
+            // The revision digest is the document's checksum (LMDB keeps none): a damaged
+            // document is an error, never a silently different body.
+            if DocumentRecord.digest(generation: h.generation, body: body) != h.digest {
+                throw DatabaseError(.corrupt, "document '\(id)' in collection '\(fullName)' is damaged: its checksum does not "
+                                    + "match its body (`tessera check` lists every damaged document)")
+            }
+            return Document(id: id, storedBody: Array(body), header: h)
         }
     }
 

@@ -30,6 +30,12 @@ public struct DatabaseConfiguration: Sendable {
     /// create a database or upgrade its format.
     public var readOnly: Bool = false
 
+    /// The longest a query may run, in seconds, counted from `Query.execute()` until its last
+    /// row is read (nil, the default: no limit). A query still running then throws
+    /// `DatabaseError` with code `.interrupted`. (JDBC calls this the query timeout;
+    /// `Query.interrupt()` and task cancellation stop a query at any time.)
+    public var queryTimeout: Double?
+
     /// Creates a configuration; `directory` defaults to the current directory.
     public init(directory: String = ".") { self.directory = directory }
 }
@@ -73,6 +79,10 @@ public final class Database: @unchecked Sendable {
     private let removeOnClose: Bool
     /// Change listeners, live queries and change streams (Observation/).
     let observation = ObservationCenter()
+    /// Advanced by `interrupt()`: every query execution that began earlier stops.
+    let interruptEpoch = InterruptEpoch()
+    /// `DatabaseConfiguration.queryTimeout`.
+    let queryTimeout: Double?
 
     // MARK: - Opening and closing
 
@@ -88,6 +98,7 @@ public final class Database: @unchecked Sendable {
         if last.hasSuffix(".tessera") { last.removeLast(8) }
         self.name = last
         self.removeOnClose = false
+        self.queryTimeout = configuration.queryTimeout
         let (e, m, c) = try Database.openStorage(path: path, configuration: configuration)
         (store, metaTable) = (e, m)
         catalog = Mutex(c)
@@ -105,6 +116,7 @@ public final class Database: @unchecked Sendable {
         self.path = temporaryPath
         self.name = "temporary"
         self.removeOnClose = true
+        self.queryTimeout = nil
         let (e, m, c) = try Database.openStorage(path: temporaryPath, configuration: DatabaseConfiguration())
         (store, metaTable) = (e, m)
         catalog = Mutex(c)
@@ -120,6 +132,11 @@ public final class Database: @unchecked Sendable {
     }
 
     deinit { try? close() }
+
+    /// Stops every query execution of this database that has begun (result sets not yet read
+    /// to the end), from any thread: reading their rows throws `DatabaseError` with code
+    /// `.interrupted`. Queries executed afterwards run normally; writes are not affected.
+    public func interrupt() { interruptEpoch.interrupt() }
 
     /// Closes the database. Further use of it or its collections throws `.notOpen`.
     /// A temporary database is deleted.
@@ -281,8 +298,10 @@ public final class Database: @unchecked Sendable {
 
     /// Runs `body` in the write transaction of this thread (joining an open batch).
     func write<R>(_ body: (WriteContext) throws -> R) throws -> R {
-        try checkOpen()
+        // A batch this thread is running finishes even if another thread closes the database
+        // meanwhile (`close()` waits for it).
         if let ctx = currentWrite() { return try body(ctx) }
+        try checkOpen()
         let (result, ctx) = try store.write { txn -> (R, WriteContext) in
             let ctx = WriteContext(database: self, txn: txn)
             try ctx.syncCatalog()
@@ -302,11 +321,11 @@ public final class Database: @unchecked Sendable {
 
     /// Runs `body` in a read snapshot (the open write transaction when called inside a batch).
     func read<R>(_ body: (Snapshot) throws -> R) throws -> R {
-        try checkOpen()
         if let ctx = currentWrite() {
             try ctx.txn.flushPendingWork()
             return try body(ctx.txn)
         }
+        try checkOpen()
         return try store.read(body)
     }
 
@@ -353,7 +372,7 @@ public final class Database: @unchecked Sendable {
     }
 
     func checkOpen() throws {
-        if isClosed { throw DatabaseError(.notOpen, "database '\(name)' is closed") }
+        if isClosed, currentWrite() == nil { throw DatabaseError(.notOpen, "database '\(name)' is closed") }
     }
 
     // MARK: - Scopes and collections

@@ -68,6 +68,8 @@ public final class Query: Sendable {
         set { boundValues.withLock { $0 = newValue } }
     }
     private let boundValues = Mutex<Parameters?>(nil)
+    /// Advanced by `interrupt()`: executions that began earlier stop.
+    let interruptEpoch = InterruptEpoch()
 
     init(database: Database, statement: SelectStatement, text: String?) throws {
         self.database = database
@@ -205,13 +207,20 @@ public final class Query: Sendable {
         }
         do {
             let (prepared, params) = try prepare(txn: txn)
+            let interrupt = QueryInterrupt(epochs: [interruptEpoch, database.interruptEpoch], timeout: database.queryTimeout)
             return try ResultSet(database: database, prepared: prepared, parameters: params, txn: txn, owned: owned != nil,
-                                 analysis: analysis)
+                                 interrupt: interrupt, analysis: analysis)
         } catch {
             if let owned { database.store.endSnapshot(owned) }
             throw error
         }
     }
+
+    /// Stops every execution of this query that has begun (result sets returned by
+    /// `execute()` and not yet read to the end), from any thread or task: the call reading
+    /// their rows throws `DatabaseError` with code `.interrupted` at its next check. Later
+    /// `execute()` calls run normally. (SQLite and GRDB call this `interrupt` too.)
+    public func interrupt() { interruptEpoch.interrupt() }
 
     /// The plan as text, in SQLite's EXPLAIN QUERY PLAN vocabulary (`SCAN hotels`,
     /// `SEARCH hotels USING INDEX HotelCityIndex (city=?)`, `USE TEMP B-TREE FOR ORDER BY`),

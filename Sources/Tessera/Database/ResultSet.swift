@@ -34,13 +34,16 @@ public final class ResultSet {
     private var failure: (any Error)?
     /// Rows already read (a result set made from `rows:`), handed out before the executor's.
     private var buffered: ArraySlice<Result> = []
+    /// Stops the execution (`interrupt()`, task cancellation, the query timeout).
+    let interruption: QueryInterrupt
 
     /// Runs `plan` in `txn`; when `owned`, the result set ends the read transaction.
     /// The plan run (kept only under EXPLAIN ANALYZE).
     private(set) var analyzedPlan: QueryPlan?
 
     init(database: Database, prepared: PreparedPlan, parameters: [String: Value], txn: Snapshot, owned: Bool,
-         analysis: QueryAnalysis? = nil) throws {
+         interrupt: QueryInterrupt = QueryInterrupt(), analysis: QueryAnalysis? = nil) throws {
+        interruption = interrupt
         self.database = database
         if let analysis {
             analysis.levels = Array(repeating: LevelFigures(), count: prepared.plan.sources.count)
@@ -52,7 +55,7 @@ public final class ResultSet {
         ownsTransaction = owned
         let rowsWanted = prepared.plan.limit.map { Planner.rowsWanted(limit: $0, offset: prepared.plan.offset) }
         do {
-            executor = try Executor(prepared: prepared, txn: txn, parameters: parameters, analysis: analysis) { sp, _ in
+            executor = try Executor(prepared: prepared, txn: txn, parameters: parameters, interrupt: interrupt, analysis: analysis) { sp, _ in
                 try RowSourceFactory.make(sp, parameters: parameters, rowsWanted: rowsWanted)
             }
         } catch {
@@ -70,6 +73,7 @@ public final class ResultSet {
         nameIndex = idx
         ownsTransaction = false
         buffered = rows[...]
+        interruption = QueryInterrupt()
     }
 
     deinit { finish() }
@@ -103,6 +107,15 @@ public final class ResultSet {
         return nil
     }
 
+    /// Stops the query: the call reading rows (`next()`, `forEach`, `allResults()`, an async
+    /// loop), running now or later, throws `DatabaseError` with code `.interrupted` as soon
+    /// as it reaches a check (scans, joins, grouping, sorting, full-text and regular
+    /// expression matching all check), and the snapshot is released.
+    ///
+    /// A result set is read by one thread at a time; to stop it from another thread or task,
+    /// call ``Query/interrupt()`` (or ``Database/interrupt()``), which are `Sendable`.
+    public func interrupt() { interruption.interrupt() }
+
     /// Calls `body` with each remaining row, in order.
     ///
     /// - Throws: the first error from reading or from `body`; no row is read after it.
@@ -127,18 +140,31 @@ extension ResultSet: AsyncSequence {
     /// Reads the rows of `for try await row in resultSet`; errors are thrown, as by `next()`.
     ///
     /// The rows are read synchronously from the open snapshot: each step runs on the
-    /// caller's executor and does not suspend.
+    /// caller's executor and does not suspend. Cancelling the task stops the query, even in
+    /// the middle of a long step (a sort, a scan that finds nothing): the loop throws
+    /// `DatabaseError` with code `.interrupted`.
     public struct AsyncIterator: AsyncIteratorProtocol {
         let rows: ResultSet
 
-        public mutating func next() async throws -> Result? { try rows.next() }
+        public mutating func next() async throws -> Result? { try await rows.nextCancellable() }
 
         public mutating func next(isolation actor: isolated (any Actor)?) async throws(any Error) -> Result? {
-            try rows.next()
+            try await rows.nextCancellable(isolation: actor)
         }
     }
 
     public func makeAsyncIterator() -> AsyncIterator { AsyncIterator(rows: self) }
+
+    /// `next()`, stopped by the cancellation of the current task.
+    func nextCancellable(isolation: isolated (any Actor)? = #isolation) async throws -> Result? {
+        let token = interruption
+        if Task.isCancelled { token.interrupt(.cancelled) }
+        return try await withTaskCancellationHandler {
+            try next()
+        } onCancel: {
+            token.interrupt(.cancelled)
+        }
+    }
 }
 
 /// One row of a result set: values by index and by column name.

@@ -48,6 +48,9 @@ public struct DatabaseError: Error, Sendable, CustomStringConvertible {
         /// The database is in use in a way that prevents the operation: another process has it
         /// open during a compaction, or the calling thread is inside a batch.
         case busy
+        /// A query was stopped before it finished: `ResultSet.interrupt()`, `Query.interrupt()`,
+        /// `Database.interrupt()`, a cancelled `Task`, or `DatabaseConfiguration.queryTimeout`.
+        case interrupted
     }
 
     /// The class of error.
@@ -81,6 +84,7 @@ extension DatabaseError {
     static func storage(_ error: any Error, _ context: String) -> DatabaseError {
         if let e = error as? DatabaseError { return e }
         if let e = error as? LMDBError {
+            if e == .closed { return DatabaseError(.notOpen, "\(context): the database was closed", underlying: e) }
             if e.meansDamage {
                 return DatabaseError(.corrupt, "\(context): the database file is damaged (\(e.message))", underlying: e)
             }

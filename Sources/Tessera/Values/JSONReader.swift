@@ -512,6 +512,10 @@ struct JSONScanner<Sink: JSONSink>: ~Copyable {
                 return
             }
         }
+        if isInteger {
+            // No silent change to a Double: an integer must fit in 64 bits (README).
+            throw .at(start, "integer does not fit in 64 bits (write it with a fraction or an exponent to store a Double, or as a string)")
+        }
         if !truncated {
             if mantissa == 0 {
                 sink.double(negative ? -0.0 : 0.0, mantissa: 0, exponent: negative ? Int.min : 0)
@@ -533,6 +537,8 @@ struct JSONScanner<Sink: JSONSink>: ~Copyable {
     mutating func slowNumber(start: Int) throws(JSONError) {
         let text = String(decoding: UnsafeBufferPointer(start: base.unsafelyUnwrapped + start, count: pos - start), as: UTF8.self)
         guard let d = Double(text), d.isFinite else { throw .at(start, "number is out of range") }
+        // Underflow is out of range too (as overflow is): `1e-400` is not silently 0.
+        if d == 0 && !numberTextIsZero(text.utf8) { throw .at(start, "number is out of range (too close to zero for a Double)") }
         sink.double(d, mantissa: 0, exponent: Int.min)
     }
 
@@ -760,4 +766,14 @@ struct JSONValueBuilder: JSONSink {
         keys.removeSubrange(f.keys...)
         values.append(.object(o))
     }
+}
+
+/// True when the digits of a number's text before any exponent are all zero (`0.000e5`):
+/// a Double of 0 from other text is an underflow.
+func numberTextIsZero(_ text: some Sequence<UInt8>) -> Bool {
+    for c in text {
+        if c == UInt8(ascii: "e") || c == UInt8(ascii: "E") { break }
+        if c >= UInt8(ascii: "1") && c <= UInt8(ascii: "9") { return false }
+    }
+    return true
 }

@@ -28,8 +28,9 @@ enum CLI {
         return candidates.first { FileManager.default.isExecutableFile(atPath: $0) }
     }()
 
-    /// Runs `tessera args…` with `stdin` as its input (empty when nil) in `directory`.
-    static func run(_ args: [String], stdin: String? = nil, in directory: String? = nil) throws -> CLIRun {
+    /// Runs `tessera args…` with `stdin` as its input (empty when nil) in `directory`; with a
+    /// `launcher` (program and arguments), runs that instead.
+    static func run(_ args: [String], stdin: String? = nil, in directory: String? = nil, launcher: [String]? = nil) throws -> CLIRun {
         guard let executable else {
             Issue.record("the tessera executable was not found beside the test bundle (looked for .build/debug/tessera); build it with 'swift build'")
             throw CancellationError()
@@ -44,8 +45,8 @@ enum CLI {
             try? FileManager.default.removeItem(at: errURL)
         }
         let process = Process()
-        process.executableURL = URL(fileURLWithPath: executable)
-        process.arguments = args
+        process.executableURL = URL(fileURLWithPath: launcher?.first ?? executable)
+        process.arguments = launcher.map { Array($0.dropFirst()) } ?? args
         if let directory { process.currentDirectoryURL = URL(fileURLWithPath: directory) }
         let outHandle = try FileHandle(forWritingTo: outURL)
         let errHandle = try FileHandle(forWritingTo: errURL)

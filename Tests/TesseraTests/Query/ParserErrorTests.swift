@@ -169,7 +169,7 @@ struct ParserErrorTests {
             _ = try SQLParser.parseExpression(long)
             Issue.record("parsed")
         } catch {
-            #expect(error.message == "expression nested too deeply")
+            #expect(error.message.hasPrefix("expression nested too deeply: more than 1000 operators in one chain"))
         }
     }
 

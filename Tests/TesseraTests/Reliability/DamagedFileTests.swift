@@ -167,6 +167,58 @@ struct DamagedFileTests {
         let report = try db.performMaintenance(.integrityCheck)
         #expect(!report.isOK)
         #expect(report.problems.contains { $0.contains("'d7'") && $0.contains("checksum") }, "\(report)")
+        // Reading the document verifies its checksum too: an error, not a different body.
+        do {
+            _ = try db.defaultCollection().document(id: "d7")
+            Issue.record("the damaged document was read")
+        } catch let e as DatabaseError {
+            #expect(e.code == .corrupt && e.message.contains("'d7'") && e.message.contains("checksum"), "\(e)")
+        }
+        #expect(try db.defaultCollection().document(id: "d8")?.int(forKey: "n") == 8)
+    }
+
+    /// The catalogue (collections and index definitions) carries a checksum: a flipped byte in
+    /// an index name is damage reported on open, not an index that silently disappears.
+    @Test func aFlippedByteInTheCatalogueIsReportedOnOpen() throws {
+        let (dir, file, original) = try Self.sample("flip-catalogue")
+        defer { dir.remove() }
+        var bytes = original
+        let name = Data(#""name":"byAuthor""#.utf8)
+        var from = bytes.startIndex
+        var flipped = 0
+        while let at = bytes.range(of: name, in: from..<bytes.endIndex) {
+            bytes[at.lowerBound + 1] = UInt8(ascii: "m")   // "name" → "mame": the definition has no name
+            from = at.upperBound
+            flipped += 1
+        }
+        #expect(flipped >= 1)
+        try bytes.write(to: URL(fileURLWithPath: file))
+        expectCorrupt(dir.path, mentioning: ["catalogue", "checksum"])
+    }
+
+    /// A database written before catalogue checksums (no `catalog-checksum` record) opens as
+    /// before, and gets one with its next catalogue change; a damaged one without a checksum is
+    /// still an error rather than an index that disappears.
+    @Test func aCatalogueWithoutChecksumOpensAndGetsOne() throws {
+        let dir = ScratchDirectory("catalogue-old")
+        defer { dir.remove() }
+        try Self.makeSample(dir.path)
+        do {
+            let db = try Database(path: dir.path)
+            try db.write { ctx in _ = try ctx.txn.delete(db.metaTable, key: Array(Catalog.checksumKey.utf8)) }
+            try db.close()
+        }
+        do {
+            let db = try Database(path: dir.path)
+            #expect(try db.defaultCollection().indexes().sorted() == ["byAuthor", "ft"])
+            #expect(try db.read { try $0.get(db.metaTable, key: Catalog.checksumKey) } == nil)
+            try db.defaultCollection().createIndex(withName: "byN", config: ValueIndexConfiguration(["n"]))
+            #expect(try db.read { try $0.get(db.metaTable, key: Catalog.checksumKey)?.count } == 8)
+            try db.close()
+        }
+        let db = try Database(path: dir.path)
+        defer { try? db.close() }
+        #expect(try db.defaultCollection().indexes().sorted() == ["byAuthor", "byN", "ft"])
     }
 
     // MARK: - Every command in a child process: an exit status, never a signal

@@ -1,6 +1,7 @@
 import Testing
 import Foundation
 @testable import Tessera
+@testable import LMDB
 
 /// Readers never wait for a writer, and read-only databases (asked for, or files that cannot
 /// be written) open and answer queries.
@@ -121,6 +122,36 @@ struct ReadOnlyTests {
 
     /// In one process: while a thread holds a batch open, other threads query, read and check
     /// without waiting for it (and do not see its writes).
+    /// A read-only open opens the data file before it takes LMDB's shared lock, so a
+    /// compaction in another process can rename a new file over it in between: the open must
+    /// end up on the file at the path, not on the replaced one (which nobody writes any more).
+    @Test func aReadOnlyOpenFollowsADataFileReplacedWhileOpening() throws {
+        let dir = ScratchDirectory("readonly-swap")
+        defer { dir.remove() }
+        try Self.makeShared(dir.path)
+        let newer = ScratchDirectory("readonly-swap-new")
+        defer { newer.remove() }
+        for f in ["data.mdb", "lock.mdb"] { try FileManager.default.copyItem(atPath: dir.path + "/" + f, toPath: newer.path + "/" + f) }
+        do {
+            let db = try Database(path: newer.path)
+            try #require(try db.collection(name: "shared")).save(id: "fresh", properties: ["i": 99])
+            try db.close()
+        }
+        let target = dir.path + "/data.mdb"
+        let replaced = LockedFlag()
+        Environment.afterOpenForTesting = { dataFile in
+            guard dataFile == target, replaced.setOnce() else { return }
+            _ = rename(newer.path + "/data.mdb", target)
+        }
+        defer { Environment.afterOpenForTesting = nil }
+        var config = DatabaseConfiguration()
+        config.readOnly = true
+        let db = try Database(path: dir.path, configuration: config)
+        defer { try? db.close() }
+        #expect(replaced.isSet)
+        #expect(try db.collection(name: "shared")?.document(id: "fresh")?.int(forKey: "i") == 99)
+    }
+
     @Test func readersInTheSameProcessDoNotWaitForABatch() throws {
         let dir = ScratchDirectory("same-process")
         defer { dir.remove() }
@@ -189,4 +220,19 @@ struct ReadOnlyTests {
             try opened.close()
         }
     }
+}
+
+/// A flag set once, from any thread.
+private final class LockedFlag: @unchecked Sendable {
+    private let lock = NSLock()
+    private var value = false
+    /// Sets the flag; true if this call set it.
+    func setOnce() -> Bool {
+        lock.lock()
+        defer { lock.unlock() }
+        if value { return false }
+        value = true
+        return true
+    }
+    var isSet: Bool { lock.lock(); defer { lock.unlock() }; return value }
 }

@@ -11,9 +11,9 @@ struct JSONReaderTests {
         ("9223372036854775807", .int(.max)), ("-9223372036854775808", .int(.min)),
         ("1.5", .double(1.5)), ("-1.5e3", .double(-1500)), ("1E2", .double(100)), ("1e+2", .double(100)),
         ("1e-2", .double(0.01)), ("0.1", .double(0.1)), ("2.0", .double(2)), ("0e10", .double(0)),
-        ("1e-400", .double(0)), ("5e-324", .double(.leastNonzeroMagnitude)), ("1.7976931348623157e308", .double(.greatestFiniteMagnitude)),
+        ("0e-400", .double(0)), ("5e-324", .double(.leastNonzeroMagnitude)), ("1.7976931348623157e308", .double(.greatestFiniteMagnitude)),
         ("2.2250738585072014e-308", .double(2.2250738585072014e-308)), ("0.30000000000000004", .double(0.30000000000000004)),
-        ("123456789012345678901234567890", .double(1.2345678901234568e29)),
+        ("123456789012345678901234567890.0", .double(1.2345678901234568e29)),
         ("0.000000000000000000000000000001", .double(1e-30)), ("1e0000000000000000000000001", .double(10)),
         (#""""#, ""), (#""abc""#, "abc"),
         (#""\n\t\"\\\/\b\f\r""#, "\n\t\"\\/\u{8}\u{C}\r"),
@@ -53,10 +53,15 @@ struct JSONReaderTests {
     }
 
     @Test func integersAndNumberKinds() throws {
-        #expect(valuesIdentical(try JSONReader.parse("9223372036854775808"), .double(9223372036854775808)))
-        #expect(valuesIdentical(try JSONReader.parse("-9223372036854775809"), .double(-9223372036854775808)))
+        // Integers beyond 64 bits and numbers that underflow are errors, not silent Doubles
+        // or 0 (issue #18); with a fraction or exponent a large integer is a Double.
+        for text in ["9223372036854775808", "-9223372036854775809", "18446744073709551616", "123456789012345678901234567890"] {
+            #expect(throws: JSONError.self) { try JSONReader.parse(text) }
+        }
+        #expect(throws: JSONError.self) { try JSONReader.parse("1e-400") }
+        #expect(valuesIdentical(try JSONReader.parse("9223372036854775808.0"), .double(9223372036854775808)))
+        #expect(valuesIdentical(try JSONReader.parse("1.8446744073709551616e19"), .double(18446744073709551616)))
         #expect(valuesIdentical(try JSONReader.parse("-0.0"), .double(-0.0)))
-        #expect(valuesIdentical(try JSONReader.parse("18446744073709551616"), .double(18446744073709551616)))
     }
 
     @Test func decimalTextMatchesStandardLibrary() throws {

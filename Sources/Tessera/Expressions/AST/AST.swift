@@ -226,3 +226,32 @@ package struct SelectStatement: Sendable, Hashable {
     /// Creates a statement reading `from`.
     init(from: DataSourceReference) { self.from = from }
 }
+
+extension Expr {
+    /// A balanced tree of `op` over `operands` (left to right): how the parser builds a
+    /// flat chain of more than `Parser.balancedChainLength` ORs, ANDs or `||`s.
+    static func balancedChain(_ op: BinaryOperator, _ operands: ArraySlice<Expr>) -> Expr {
+        if operands.count == 1 { return operands[operands.startIndex] }
+        let mid = operands.startIndex + operands.count / 2
+        return .binary(op, balancedChain(op, operands[..<mid]), balancedChain(op, operands[mid...]))
+    }
+
+    /// The operands of a chain the parser would build from `o1 op o2 op …` written flat:
+    /// a balanced tree of an OR, AND or `||` over more than `Parser.balancedChainLength`
+    /// operands (the printer writes it flat, so that it parses back to the same tree).
+    var balancedChainOperands: [Expr]? {
+        guard case .binary(let op, _, _) = self, op == .or || op == .and || op == .concat else { return nil }
+        var operands: [Expr] = []
+        var stack = [self]
+        while let e = stack.popLast() {
+            if case .binary(op, let l, let r) = e {
+                stack.append(r)
+                stack.append(l)
+            } else {
+                operands.append(e)
+            }
+        }
+        guard operands.count > Parser.balancedChainLength, Expr.balancedChain(op, operands[...]) == self else { return nil }
+        return operands
+    }
+}

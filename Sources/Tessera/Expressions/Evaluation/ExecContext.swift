@@ -181,6 +181,21 @@ final class ExecContext {
     @exclusivity(unchecked) var deferredError: (any Error)?
     /// Counts of documents and index entries read, under EXPLAIN ANALYZE only.
     var readCounters: ReadCounters?
+    /// Stops this execution early (nil: it cannot be interrupted).
+    var interrupt: QueryInterrupt?
+
+    /// Throws `DatabaseError.interrupted` when the execution was interrupted, cancelled or
+    /// timed out, or the error an evaluator raised; call it in every loop that can run long.
+    @inline(__always)
+    func checkInterrupt() throws {
+        if let deferredError { throw deferredError }
+        if let interrupt { try interrupt.check() }
+    }
+
+    /// Records `error` for the executor to throw (the first one wins).
+    func raise(_ error: any Error) {
+        if deferredError == nil { deferredError = error }
+    }
 
     /// Documents (ID bytes → rank) matching `query` in full-text index `index` of `slot`'s collection.
     func fullTextMatches(slot: Int, index: String, query: String) -> [[UInt8]: Double] {
@@ -190,7 +205,7 @@ final class ExecContext {
         do {
             result = try matchSource?(slot, index, query) ?? [:]
         } catch {
-            if deferredError == nil { deferredError = error }
+            raise(error)
         }
         fullTextCache[key] = result
         return result

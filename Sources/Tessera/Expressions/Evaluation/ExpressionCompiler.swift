@@ -67,8 +67,21 @@ enum ExpressionCompiler {
 
         case .like(let a, let p, let negated):
             let fa = compile(a, collation: c), fp = compile(p, collation: c)
+            if case .literal(.string(let pattern)) = p, pattern.utf8.count <= LikeLimits.maxPatternBytes {
+                // A constant pattern (parameters are bound by now) is compiled once.
+                let compiled = LikePattern(pattern, collation: c)
+                return { ctx in
+                    let r = Semantics.like(fa(ctx), compiled)
+                    return negated ? Semantics.not(Semantics.truth(r)).value : r
+                }
+            }
             return { ctx in
-                let r = Semantics.like(fa(ctx), fp(ctx), c)
+                let pv = fp(ctx)
+                if case .string(let s) = pv, s.utf8.count > LikeLimits.maxPatternBytes {
+                    ctx.raise(LikeLimits.tooLong(s))
+                    return .null
+                }
+                let r = Semantics.like(fa(ctx), pv, c)
                 // NOT LIKE is NOT (x LIKE p): NULL becomes FALSE first, so NOT gives TRUE.
                 return negated ? Semantics.not(Semantics.truth(r)).value : r
             }
@@ -84,6 +97,13 @@ enum ExpressionCompiler {
 
         case .inList(let a, let list, let negated):
             let fa = compile(a, collation: c)
+            if let set = InSet(list, collation: c) {
+                return { ctx in
+                    if set.tooLarge { ctx.raise(InLimits.tooMany(list.count)); return .null }
+                    let t = set.contains(fa(ctx))
+                    return (negated ? Semantics.not(t) : t).value
+                }
+            }
             let fs = list.map { compile($0, collation: c) }
             return { ctx in
                 let x = fa(ctx)
@@ -93,13 +113,23 @@ enum ExpressionCompiler {
 
         case .inArray(let a, let arr, let negated):
             let fa = compile(a, collation: c), fr = compile(arr, collation: c)
+            if case .literal(.array(let elements)) = arr, let set = InSet(elements.map(BoundExpr.literal), collation: c) {
+                // A constant array (a bound parameter): a hash set, built once.
+                return { ctx in
+                    if set.tooLarge { ctx.raise(InLimits.tooMany(elements.count)); return .null }
+                    let t = set.contains(fa(ctx))
+                    return (negated ? Semantics.not(t) : t).value
+                }
+            }
             return { ctx in
                 let x = fa(ctx), r = fr(ctx)
                 let t: Truth
                 switch r {
                 case .missing: t = .missing
                 case .null: return .null
-                case .array(let list): t = Semantics.inList(x, list, c)
+                case .array(let list):
+                    if list.count > InLimits.maxValues { ctx.raise(InLimits.tooMany(list.count)); return .null }
+                    t = Semantics.inList(x, list, c)
                 default: t = x.isMissing ? .missing : .false
                 }
                 return (negated ? Semantics.not(t) : t).value
@@ -112,6 +142,7 @@ enum ExpressionCompiler {
         case .call(let name, let args):
             guard let def = FunctionRegistry.lookup(name) else { return { _ in .null } }
             let fs = args.map { compile($0, collation: c) }
+            if let regex = RegexFunction.compile(name, args, fs) { return regex }
             let fctx = FunctionContext(collation: c)
             let eval = def.evaluate
             switch fs.count {
@@ -186,7 +217,11 @@ enum ExpressionCompiler {
                 if s.state == .absent { return .bool(false) }
                 if s.drivingIndex == name { return .bool(s.matched) }
                 // Another full-text index of the same source: look the document up in its matches.
-                guard case .string(let q) = fq(ctx) else { return .bool(false) }
+                let qv = fq(ctx)
+                guard case .string(let q) = qv else {
+                    ctx.raise(FullTextQueryValue.notAString(qv, index: index))
+                    return .bool(false)
+                }
                 return .bool(ctx.fullTextMatches(slot: slot, index: index, query: q)[Array(s.idString.utf8)] != nil)
             }
 
@@ -323,5 +358,56 @@ enum ExpressionCompiler {
             if r.expiration != 0 { o["expiration"] = .int(r.expiration) }
             return .object(o)
         }
+    }
+}
+
+/// Limits on IN lists (README "Limits").
+enum InLimits {
+    /// The most values an IN list (written, or an array parameter) may hold.
+    static let maxValues = 100_000
+
+    /// The error for a longer list.
+    static func tooMany(_ count: Int) -> QueryError {
+        QueryError(.runtime, "IN list too long: \(count) values (at most \(maxValues))")
+    }
+}
+
+/// The values of a constant IN list as a hash set (binary collation: `Value`'s hashing
+/// agrees with SQL++ equality, so `1 IN [1.0]` holds). Short lists stay linear.
+struct InSet {
+    private let values: Set<Value>
+    private let sawMissing: Bool
+    /// More values than `InLimits.maxValues`: evaluating raises the limit error.
+    let tooLarge: Bool
+
+    /// Nil when the list is short, not constant, or compared under a non-binary collation.
+    init?(_ list: [BoundExpr], collation: Collation) {
+        guard collation.isBinary, list.count >= 8 else { return nil }
+        var set = Set<Value>(minimumCapacity: min(list.count, InLimits.maxValues))
+        var missing = false
+        for e in list {
+            guard case .literal(let v) = e else { return nil }
+            if v.isMissing { missing = true } else { set.insert(v) }
+        }
+        tooLarge = list.count > InLimits.maxValues
+        values = tooLarge ? [] : set
+        sawMissing = missing
+    }
+
+    /// `x IN list` (SPEC §5.3): MISSING if x is; TRUE on a match; else MISSING if an element
+    /// is; else FALSE.
+    func contains(_ x: Value) -> Truth {
+        if x.isMissing { return .missing }
+        if values.contains(x) { return .true }
+        return sawMissing ? .missing : .false
+    }
+}
+
+/// The query of a MATCH must be a string at run time (a parameter may hold anything).
+enum FullTextQueryValue {
+    /// The error for a MATCH whose query is `value` (not a string).
+    static func notAString(_ value: Value, index: String) -> QueryError {
+        let what = value.isMissing ? "MISSING (an unbound parameter?)" : JSONWriter.string(value).prefix(40) + ""
+        return QueryError(.semantic, "MATCH(\(index), …) needs a string query, not \(what)")
     }
 }

@@ -184,13 +184,18 @@ enum Semantics {
         if v.isMissing || p.isMissing { return .missing }
         if v.isNull || p.isNull { return .null }
         guard case .string(let pattern) = p else { return .bool(false) }
-        let text: String
+        return like(v, LikePattern(pattern, collation: c))
+    }
+
+    /// `x LIKE pattern` with the pattern (a non-null string) compiled.
+    static func like(_ v: Value, _ pattern: LikePattern) -> Value {
         switch v {
-        case .string(let s): text = s
-        case .int, .double: text = JSONWriter.string(v)
+        case .missing: return .missing
+        case .null: return .null
+        case .string(let s): return .bool(pattern.matches(s))
+        case .int, .double: return .bool(pattern.matches(JSONWriter.string(v)))
         default: return .bool(false)
         }
-        return .bool(likeMatch(text, pattern: pattern, collation: c))
     }
 
     /// `x IN (list)`: MISSING if x is; TRUE on a match; else MISSING if an element is; else FALSE.

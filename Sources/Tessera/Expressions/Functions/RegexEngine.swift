@@ -1,4 +1,5 @@
 import CICU
+import Synchronization
 
 #if canImport(Glibc)
 import Glibc
@@ -11,16 +12,50 @@ import Darwin
 // Regular expressions for SPEC §6.6 on ICU's regex engine (ECMAScript-like syntax: classes
 // \d \w \s \b, lazy quantifiers, look-ahead, groups and back-references; case-sensitive).
 //
-// Patterns are usually constants, so compiled patterns are cached. An ICU regex object holds
-// its match state and cannot be shared between threads, so each thread keeps its own cache
-// (bounded; cleared when full).
+// A constant pattern is compiled once per query (`PrecompiledRegex`); other patterns go
+// through a cache per thread (bounded; cleared when full), since an ICU regex object holds its
+// match state and cannot be shared between threads. Every match runs with ICU's time limit
+// and backtracking-stack limit, and checks the query's interruption from ICU's callback:
+// `(a+)+$` on a long run of `a` fails with "regular expression too slow" instead of running
+// for minutes.
 
-/// One compiled pattern (owned by a single thread's cache).
-final class CompiledRegex {
+/// Limits that keep a regular expression from hanging a query (README "Limits").
+enum RegexLimits {
+    /// The longest pattern accepted, in UTF-16 code units.
+    static let maxPatternLength = 10_000
+    /// ICU match steps one match may take (a step is about ten thousand backtracking
+    /// moves, 0.1–0.3 ms): about a third of a second on a slow machine. Long texts get
+    /// one more step per 1,000 code units.
+    static let stepsPerMatch = 1_000
+
+    static func steps(forTextLength n: Int) -> Int32 {
+        Int32(clamping: stepsPerMatch + n / 1_000)
+    }
+}
+
+/// Why a match stopped before it finished.
+enum RegexFailure: Error {
+    /// It used up its steps (`RegexLimits.stepsPerMatch`).
+    case tooSlow
+    /// Its backtracking stack outgrew ICU's limit.
+    case stackOverflow
+    /// The query was interrupted, cancelled or timed out.
+    case interrupted
+    /// ICU reported another error.
+    case failed
+}
+
+/// One compiled pattern (used by one thread at a time: a query's own, or a thread's cache).
+final class CompiledRegex: @unchecked Sendable {
+    // @unchecked Sendable: the ICU object holds match state; `PrecompiledRegex` hands it to
+    // one thread at a time, and the thread caches never share theirs.
+
     /// The ICU regex object (through the CICU bridge).
     let handle: UnsafeMutableRawPointer
     /// The number of capture groups.
     let groupCount: Int
+    /// The pattern as written (for error messages).
+    let pattern: String
 
     /// Compiles `pattern`; nil when it is not a valid regular expression.
     init?(pattern: String) {
@@ -28,6 +63,7 @@ final class CompiledRegex {
         guard let re = units.withUnsafeBufferPointer({ tessera_regex_open($0.baseAddress, Int32($0.count)) }) else { return nil }
         handle = re
         groupCount = max(0, Int(tessera_regex_group_count(re)))
+        self.pattern = pattern
     }
 
     deinit { tessera_regex_close(handle) }
@@ -40,27 +76,48 @@ final class CompiledRegex {
     }
 
     /// Runs `body` with this regex bound to `text` (UTF-16); the binding ends with the call.
-    func withText<R>(_ text: [UInt16], _ body: (Matcher) -> R) -> R {
-        text.withUnsafeBufferPointer { buf in
+    /// Each match honours `interrupt` (checked from ICU's callback) and the step limit.
+    func withText<R>(_ text: [UInt16], interrupt: QueryInterrupt? = nil, _ body: (Matcher) throws -> R) throws -> R {
+        try text.withUnsafeBufferPointer { buf in
             _ = tessera_regex_set_text(handle, buf.baseAddress, Int32(buf.count))
             // Unbind so the regex never points at freed text.
             defer { _ = tessera_regex_set_text(handle, nil, 0) }
-            return body(Matcher(regex: self))
+            return try body(Matcher(regex: self, steps: RegexLimits.steps(forTextLength: buf.count), interrupt: interrupt))
         }
     }
 
     /// Match operations on the bound text.
     struct Matcher {
         let regex: CompiledRegex
+        let steps: Int32
+        let interrupt: QueryInterrupt?
+
+        private func run(_ op: Int32, _ start: Int32 = 0) throws(RegexFailure) -> Bool {
+            let r: Int32
+            if let interrupt {
+                let context = UnsafeRawPointer(Unmanaged.passUnretained(interrupt).toOpaque())
+                r = withExtendedLifetime(interrupt) { tessera_regex_run(regex.handle, op, start, steps, regexCheck, context) }
+            } else {
+                r = tessera_regex_run(regex.handle, op, start, steps, nil, nil)
+            }
+            switch r {
+            case 1: return true
+            case 0: return false
+            case TESSERA_REGEX_TIME_OUT: throw .tooSlow
+            case TESSERA_REGEX_STOPPED: throw .interrupted
+            case TESSERA_REGEX_STACK_OVERFLOW: throw .stackOverflow
+            default: throw .failed
+            }
+        }
 
         /// True when the whole text matches.
-        func matchesWhole() -> Bool { tessera_regex_matches(regex.handle) == 1 }
+        func matchesWhole() throws(RegexFailure) -> Bool { try run(0) }
 
         /// The first match, if any.
-        func first() -> Match? { tessera_regex_find(regex.handle, 0) == 1 ? current() : nil }
+        func first() throws(RegexFailure) -> Match? { try run(1, 0) ? current() : nil }
 
         /// The match after the previous one, if any.
-        func next() -> Match? { tessera_regex_find_next(regex.handle) == 1 ? current() : nil }
+        func next() throws(RegexFailure) -> Match? { try run(2) ? current() : nil }
 
         private func current() -> Match? {
             let s = Int(tessera_regex_start(regex.handle, 0)), e = Int(tessera_regex_end(regex.handle, 0))
@@ -82,6 +139,36 @@ final class CompiledRegex {
             let n = units.withUnsafeBufferPointer { tessera_regex_group_number(regex.handle, $0.baseAddress, Int32($0.count)) }
             return n > 0 ? Int(n) : nil
         }
+    }
+}
+
+/// ICU's periodic check during a match: go on unless the query must stop.
+private let regexCheck: tessera_regex_check_fn = { context in
+    guard let context else { return 1 }
+    let interrupt = Unmanaged<QueryInterrupt>.fromOpaque(context).takeUnretainedValue()
+    return interrupt.reasonNow == .none ? 1 : 0
+}
+
+/// A constant pattern compiled once for a query (`REGEXP_LIKE(name, 'a+b')`, or a pattern
+/// parameter bound before compiling). Lent to one evaluation at a time; a concurrent one
+/// (an expression shared between threads) uses its thread's cache instead.
+final class PrecompiledRegex: Sendable {
+    let pattern: String
+    private let compiled: CompiledRegex?
+    private let busy = Atomic<Bool>(false)
+
+    init(pattern: String) {
+        self.pattern = pattern
+        compiled = pattern.utf16.count <= RegexLimits.maxPatternLength ? CompiledRegex(pattern: pattern) : nil
+    }
+
+    /// Runs `body` with the compiled pattern (nil when it is invalid).
+    func with<R>(_ body: (CompiledRegex?) throws -> R) rethrows -> R {
+        guard compiled != nil, busy.compareExchange(expected: false, desired: true, ordering: .acquiring).exchanged else {
+            return try body(compiled == nil ? nil : RegexCache.regex(pattern))
+        }
+        defer { busy.store(false, ordering: .releasing) }
+        return try body(compiled)
     }
 }
 

@@ -30,10 +30,54 @@ extension Parser {
         if depth > Parser.maxDepth { try failNested(index) }
         var node = try prefix()
         while let level = try infixLevel(minLevel), level >= minLevel {
+            if let op = associativeOperator() {
+                node = try chain(op, node, level)
+                continue
+            }
             node = try infixStep(node, level)
         }
         depth -= 1
         return node
+    }
+
+    /// OR, AND and `||` at the current token: operators whose grouping does not change the
+    /// result, so a long flat chain of them can be a balanced tree.
+    private func associativeOperator() -> BinaryOperator? {
+        switch kind {
+        case .keyword(.or): .or
+        case .keyword(.and): .and
+        case .symbol(.concat): .concat
+        default: nil
+        }
+    }
+
+    /// Chains longer than this become balanced trees (shorter ones fold to the left, as
+    /// written): `a OR b OR … ` with 10,000 terms is a tree 14 levels tall, not 10,000.
+    static let balancedChainLength = 32
+
+    /// `lhs op x op y …` for an associative `op` of `level`, read in a loop (not recursion).
+    @inline(never)
+    private func chain(_ op: BinaryOperator, _ lhs: Node, _ level: Int) throws -> Node {
+        var operands = [lhs]
+        while associativeOperator() == op {
+            let at = index
+            skip()
+            let r = try parseExpr(level + 1)
+            operands.append(r)
+            if operands.count <= Parser.balancedChainLength, max(lhs.height, r.height) + operands.count > Parser.maxHeight {
+                try failNested(at)
+            }
+        }
+        if operands.count <= Parser.balancedChainLength {
+            var node = operands[0]
+            for r in operands.dropFirst() { node = (.binary(op, node.expr, r.expr), max(node.height, r.height) + 1) }
+            return node
+        }
+        var levels = 0
+        while 1 << levels < operands.count { levels += 1 }
+        let height = (operands.map(\.height).max() ?? 0) + levels
+        if height > Parser.maxHeight { try failNested(index) }
+        return (Expr.balancedChain(op, operands.map(\.expr)[...]), height)
     }
 
     /// Applies the operator at the current token to `node`, with the height check.
@@ -42,7 +86,7 @@ extension Parser {
         let at = index
         let step = try infix(node.expr, level)
         let height = max(node.height, step.height) + 1
-        if height > Parser.maxHeight { try failNested(at) }
+        if height > Parser.maxHeight { try failChain(at) }
         return (step.expr, height)
     }
 
@@ -573,6 +617,14 @@ extension Parser {
     }
 
     // MARK: - Failures (kept out of the recursive functions' frames)
+
+    /// A chain of left-associative operators (arithmetic, comparisons) too long for the tree
+    /// height limit: say so, and how to write it instead.
+    @inline(never)
+    func failChain(_ i: Int) throws -> Never {
+        throw error("expression nested too deeply: more than \(Parser.maxHeight) operators in one chain of + - * / % "
+            + "or comparisons (evaluated left to right; group the terms in parentheses, such as (a + b + …) + (c + …))", at: tokens[i])
+    }
 
     /// Throws "expression nested too deeply" at token `i`.
     @inline(never)

@@ -295,6 +295,10 @@ struct SQLWriter {
     @inline(never)
     mutating func binary(_ e: Expr) {
         guard case .binary(let op, let l, let r) = e else { return }
+        if op == .or || op == .and || op == .concat {
+            associative(e)
+            return
+        }
         let lv = SQLWriter.level(op)
         expr(l, lv)
         out += " "
@@ -305,6 +309,25 @@ struct SQLWriter {
         } else {
             expr(r, lv + 1)
         }
+    }
+
+    /// OR, AND, `||`: a long chain the parser balanced is written flat (it parses back the
+    /// same); inside a longer chain it is parenthesized (written flat it would be balanced
+    /// together with it).
+    @inline(never)
+    mutating func associative(_ e: Expr) {
+        guard case .binary(let op, let l, let r) = e else { return }
+        let lv = SQLWriter.level(op)
+        if let operands = e.balancedChainOperands {
+            for (i, o) in operands.enumerated() {
+                if i > 0 { out += " " + op.rawValue + " " }
+                expr(o, i == 0 ? lv : lv + 1)
+            }
+            return
+        }
+        if case .binary(op, _, _) = l, l.balancedChainOperands != nil { parenthesized(l) } else { expr(l, lv) }
+        out += " " + op.rawValue + " "
+        expr(r, lv + 1)
     }
 
     /// The right operand of IS / IS NOT as text: `a IS NULL…` / `a IS MISSING…` would read

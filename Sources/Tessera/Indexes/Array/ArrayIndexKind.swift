@@ -117,7 +117,7 @@ extension KeyedPlanning {
         var scan = KeyRangeScanPlan(store: index, descending: false, covering: false,
                                     describedPredicates: used.map(\.text).joined(separator: " AND "), satisfied: [], expressions: exprs)
         scan.arraySources = chain
-        scan.keys = IndexScanKeys(equalities: equalities, rangeConstraint: rangeConstraint)
+        scan.keys = IndexScanKeys(equalities: equalities, rangeConstraint: rangeConstraint, spread: KeyedPlanning.spreadColumns(used))
         let rows = try estimateEntries(index, equalities: equalities, range: rangeConstraint).rows
         return AccessCandidate(plan: scan, satisfied: [], deliversOrder: false,
                                cost: AccessCost(equalityColumns: equalities.count, rangeColumns: rangeConstraint == nil ? 0 : 1,

@@ -162,6 +162,19 @@ final class PhraseMatcher {
         counts[k] = n
     }
 
+    /// Makes part `k`'s positions those already decoded for part `j` (the same word).
+    @inline(__always)
+    func copy(part k: Int, from j: Int) {
+        let n = counts[j]
+        if n > capacities[k] {
+            keys[k].deallocate()
+            keys[k] = .allocate(capacity: n)
+            capacities[k] = n
+        }
+        keys[k].update(from: keys[j], count: n)
+        counts[k] = n
+    }
+
     /// The phrase's occurrences among the decoded parts; `found` gets each one's
     /// (column, first position).
     @inline(__always)
@@ -533,7 +546,11 @@ struct FullTextEvaluator<R: PostingsReader> {
             if lists.count == 2 {
                 result = try Self.phrase2(lists[0], lists[1], matcher)
             } else {
-                let order = lists.indices.sorted { lists[$0].count < lists[$1].count }
+                // A word repeated in the phrase is intersected and decoded once per document.
+                let leaves = unit.parts.map(\.leaf)
+                let firstOfLeaf = leaves.indices.map { k in leaves.firstIndex(of: leaves[k])! }
+                let distinct = lists.indices.filter { firstOfLeaf[$0] == $0 }
+                let order = distinct.sorted { lists[$0].count < lists[$1].count }
                 var candidates = lists[order[0]].documents
                 for k in order.dropFirst() { candidates = Self.intersect(candidates, lists[k].documents) }
                 var cursors = [Int](repeating: 0, count: lists.count)
@@ -541,6 +558,10 @@ struct FullTextEvaluator<R: PostingsReader> {
                     // Every part holds d: find its entry (lists and candidates both ascend).
                     var length: UInt32 = 0
                     for k in lists.indices {
+                        if firstOfLeaf[k] != k {
+                            matcher.copy(part: k, from: firstOfLeaf[k])
+                            continue
+                        }
                         let idx = lists[k].documents.withUnsafeBufferPointer { Self.gallop($0, from: cursors[k], to: d) }
                         cursors[k] = idx
                         try lists[k].withPositions(at: idx) { try matcher.decode(part: k, $0) }

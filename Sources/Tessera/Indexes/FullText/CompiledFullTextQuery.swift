@@ -47,6 +47,10 @@ package struct CompiledFullTextQuery: Sendable {
         case not(Node, Node)
     }
 
+    /// The most words (terms, prefixes and phrase words, stop words not counted) a query may
+    /// search for (README "Limits").
+    static let maxWords = 256
+
     /// The parsed query this was compiled from.
     let query: FullTextQuery
     /// The index's column (expression) names.
@@ -79,6 +83,12 @@ package struct CompiledFullTextQuery: Sendable {
     package init(_ query: FullTextQuery, tokenizer: FullTextTokenizer, columns: [String]) throws {
         var compiler = FullTextQueryCompiler(query: query, tokenizer: tokenizer, columns: columns)
         let root = try compiler.compile(query.root, column: nil)
+        // Each word of each phrase is looked up and, for phrases, matched position by
+        // position in every candidate document: bound the work.
+        let words = compiler.units.reduce(0) { $0 + $1.parts.count }
+        guard words <= CompiledFullTextQuery.maxWords else {
+            throw QueryError(.semantic, "full-text query too long: \(words) words (at most \(CompiledFullTextQuery.maxWords), phrases included)")
+        }
         self.query = query
         self.columnNames = columns
         self.root = root

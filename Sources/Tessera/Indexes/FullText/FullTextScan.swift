@@ -32,11 +32,8 @@ final class FullTextScan: RowSource {
         orderedPosition = 0
         heap = []
         selectedAll = true
-        guard case .string(let text) = query(ctx) else {
-            found = FullTextRankedNumbers(documents: [], ranks: [])
-            cachedQuery = nil
-            return
-        }
+        let value = query(ctx)
+        guard case .string(let text) = value else { throw FullTextQueryValue.notAString(value, index: plan.indexName) }
         if text != cachedQuery {
             guard let indexer = plan.store.kind as? FullTextIndexKind, let stats = plan.store.statsTable else {
                 found = FullTextRankedNumbers(documents: [], ranks: [])

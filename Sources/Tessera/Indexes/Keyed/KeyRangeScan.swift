@@ -60,7 +60,16 @@ final class KeyRangeScan: RowSource {
         for (col, exprs) in equalityExprs.enumerated() {
             var values: [Value] = []
             for (i, e) in exprs.enumerated() {
-                if let v = evaluate(e, equalities[col][i]?.evaluate, ctx, allowNull: true) { values.append(v) }
+                guard let v = evaluate(e, equalities[col][i]?.evaluate, ctx, allowNull: true) else { continue }
+                if plan.keys.spread.contains(col) {
+                    // `x IN <array>`: each element is a key point; anything else matches nothing.
+                    if case .array(let elements) = v { values.append(contentsOf: elements) }
+                } else {
+                    values.append(v)
+                }
+            }
+            guard tuples.count * values.count <= KeyedPlanning.maxKeyPoints else {
+                throw InLimits.tooMany(tuples.count * values.count)
             }
             tuples = tuples.flatMap { t in values.map { t + [$0] } }
         }
@@ -175,6 +184,7 @@ final class KeyRangeScan: RowSource {
                 ok = plan.descending ? try cursor.prev() : try cursor.next()
             }
             while ok {
+                try ctx.checkInterrupt()
                 let key = cursor.key
                 if let counters = ctx.readCounters { counters.entries &+= 1 }
                 if plan.descending {

@@ -22,6 +22,8 @@ struct IndexScanKeys {
     var equalities: [[BoundExpr]]
     /// An optional range or prefix constraint on the next column.
     var rangeConstraint: ColumnConstraint?
+    /// Columns whose one expression is an array (`x IN $array`): its elements are the values.
+    var spread: Set<Int> = []
 }
 
 /// Matching a source's WHERE (and ON) terms to the expressions of a keyed index: which terms
@@ -49,8 +51,23 @@ struct KeyedPlanning {
         return ((leftOuter ? [] : (query.whereClause?.conjuncts ?? [])) + onTerms).compactMap { KeyedPlanning.rebase($0, from: source.index) }
     }
 
-    /// The constraints an index scan can use: `=`/`IN` on leading columns (at most 1,024 key
-    /// points in all), then one range (one lower and one upper bound) or `LIKE` prefix on the
+    /// The most key points (the product of the `IN` list sizes) a scan may look up.
+    static let maxKeyPoints = InLimits.maxValues
+
+    /// The columns of `used` constrained by `x IN <array>` (`IndexScanKeys.spread`).
+    static func spreadColumns(_ used: [ColumnTerm]) -> Set<Int> {
+        Set(used.compactMap { if case .inArray = $0.term { return $0.column } else { return nil } })
+    }
+
+    /// True if some equality column may hold several values (`IN`): the scan then does not
+    /// deliver the order of the columns after it.
+    static func multiValued(_ equalities: [[BoundExpr]], spread: Set<Int>) -> Bool {
+        equalities.indices.contains { equalities[$0].count != 1 || spread.contains($0) }
+    }
+
+    /// The constraints an index scan can use: `=`/`IN` on leading columns (at most
+    /// `maxKeyPoints` key points in all; an `IN <array>` counts as one, checked when the scan
+    /// starts), then one range (one lower and one upper bound) or `LIKE` prefix on the
     /// next column. Returns the equality values per column, the terms used, and the range.
     static func constrainPrefix(_ byColumn: [Int: [ColumnTerm]], columns: Int)
         -> (equalities: [[BoundExpr]], used: [ColumnTerm], range: ColumnConstraint?)
@@ -62,7 +79,7 @@ struct KeyedPlanning {
         var points = 1
         while column < columns, let ts = byColumn[column] {
             if let eq = ts.first(where: { if case .equal = $0.constraint { return true } else { return false } }),
-               case .equal(let values) = eq.constraint, points * values.count <= 1024 {
+               case .equal(let values) = eq.constraint, points * values.count <= maxKeyPoints {
                 equalities.append(values)
                 points *= values.count
                 used.append(eq)
@@ -284,8 +301,12 @@ extension KeyedPlanning {
             return ColumnTerm(column: c, constraint: .range(lower: (lo, true), upper: (hi, true)), term: term, exact: true,
                               text: "\(columnName(c))>=? AND \(columnName(c))<=?")
         case .inList(let a, let list, negated: false):
-            guard let c = col(a), list.allSatisfy(isValueSide), !list.isEmpty, list.count <= 256 else { return nil }
+            guard let c = col(a), list.allSatisfy(isValueSide), !list.isEmpty, list.count <= InLimits.maxValues else { return nil }
             return ColumnTerm(column: c, constraint: .equal(list), term: term, exact: true, text: "\(columnName(c)) IN (\(list.count))")
+        case .inArray(let a, let array, negated: false):
+            // `x IN $values`: the array's elements are the key points (`IndexScanKeys.spread`).
+            guard let c = col(a), isValueSide(array) else { return nil }
+            return ColumnTerm(column: c, constraint: .equal([array]), term: term, exact: true, text: "\(columnName(c)) IN ?")
         case .like(let a, .literal(.string(let pattern)), negated: false):
             guard let c = col(a), let prefix = KeyedPlanning.likePrefix(pattern) else { return nil }
             // A number on the left of LIKE matches as its text: keep such patterns off the index.

@@ -31,8 +31,9 @@ enum PrimaryKeyAccess {
         guard !used.isEmpty || delivers else { return [] }
         let docs = try request.snapshot.count(request.docs)
         let points = equalities.first?.count
-        let plan = PrimaryKeyScanPlan(points: equalities.first, range: range, descending: descending,
+        var plan = PrimaryKeyScanPlan(points: equalities.first, range: range, descending: descending,
                                       describedPredicates: used.map(\.text).joined(separator: " AND "))
+        plan.spread = !KeyedPlanning.spreadColumns(used).isEmpty
         // IDs are looked up one by one, or a share of the table is read in order (SQLite's
         // shares: a quarter for one bound, a sixteenth for two, a tenth for a prefix).
         var rows = Double(docs)
@@ -66,6 +67,8 @@ enum PrimaryKeyAccess {
 struct PrimaryKeyScanPlan: IndexAccessPlan {
     /// `=` / `IN`: the IDs to look up.
     var points: [BoundExpr]?
+    /// `meta().id IN <array>`: the one point is an array of the IDs.
+    var spread = false
     /// A range or prefix (when there are no points).
     var range: ColumnConstraint?
     /// Visit IDs in descending order.
@@ -138,8 +141,16 @@ final class PrimaryKeyScan: RowSource {
         if let points = plan.points {
             var ks: [[UInt8]] = []
             for (e, f) in zip(points, pointEvaluators) {
-                // No document has an empty ID (and LMDB takes no empty key).
-                if case .string(let s)? = Self.value(e, f.evaluate, ctx), !s.isEmpty { ks.append(Array(s.utf8)) }
+                let v = Self.value(e, f.evaluate, ctx)
+                if plan.spread {
+                    // `meta().id IN <array>`: the string elements; anything else matches nothing.
+                    guard case .array(let ids)? = v else { continue }
+                    guard ids.count <= KeyedPlanning.maxKeyPoints else { throw InLimits.tooMany(ids.count) }
+                    for case .string(let s) in ids where !s.isEmpty { ks.append(Array(s.utf8)) }
+                } else if case .string(let s)? = v, !s.isEmpty {
+                    // No document has an empty ID (and LMDB takes no empty key).
+                    ks.append(Array(s.utf8))
+                }
             }
             ks.sort(by: bytesLess)
             var unique: [[UInt8]] = []

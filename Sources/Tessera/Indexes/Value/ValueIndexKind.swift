@@ -57,11 +57,13 @@ extension KeyedPlanning {
             if let m = match(term: t, expressions: exprs, columnName: { names[$0] }) { byColumn[m.column, default: []].append(m) }
         }
         let (equalities, used, rangeConstraint) = KeyedPlanning.constrainPrefix(byColumn, columns: exprs.count)
+        let spread = KeyedPlanning.spreadColumns(used)
+        let multiValued = KeyedPlanning.multiValued(equalities, spread: spread)
         // ORDER BY by index order (single source, no grouping/distinct, all one direction).
         var satisfiesOrder = false
         var descending = false
         let q = query
-        if q.sources.count == 1, !q.isAggregating, !q.distinct, !q.orderBy.isEmpty, equalities.allSatisfy({ $0.count == 1 }),
+        if q.sources.count == 1, !q.isAggregating, !q.distinct, !q.orderBy.isEmpty, !multiValued,
            q.orderBy.allSatisfy({ $0.descending == q.orderBy[0].descending }) {
             let keys = q.orderBy.compactMap { KeyedPlanning.rebase($0.expr, from: source.index) }
             if keys.count == q.orderBy.count {
@@ -77,7 +79,7 @@ extension KeyedPlanning {
         // GROUP BY keys / DISTINCT columns that are the leading index columns (after those an
         // equality fixes): in key order equal groups come together, so grouping streams.
         var groups = false
-        if q.sources.count == 1, equalities.allSatisfy({ $0.count == 1 }) {
+        if q.sources.count == 1, !multiValued {
             var keys: [BoundExpr]? = nil
             if !q.groupBy.isEmpty {
                 keys = q.groupBy.compactMap { KeyedPlanning.rebase($0, from: source.index) }
@@ -108,7 +110,7 @@ extension KeyedPlanning {
         let described = used.map(\.text).joined(separator: " AND ")
         var scan = KeyRangeScanPlan(store: index, descending: descending, covering: false,
                                     describedPredicates: described, satisfied: satisfied, expressions: exprs)
-        scan.keys = IndexScanKeys(equalities: equalities, rangeConstraint: rangeConstraint)
+        scan.keys = IndexScanKeys(equalities: equalities, rangeConstraint: rangeConstraint, spread: spread)
         scan.ordered = satisfiesOrder || groups
         scan.covering = covering
         var rows = try estimateEntries(index, equalities: equalities, range: rangeConstraint).rows

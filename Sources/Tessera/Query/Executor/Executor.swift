@@ -42,7 +42,7 @@ final class Executor {
     /// EXPLAIN ANALYZE's figures (nil for an ordinary execution).
     private let analysis: QueryAnalysis?
 
-    init(prepared: PreparedPlan, txn: Snapshot, parameters: [String: Value], analysis: QueryAnalysis? = nil,
+    init(prepared: PreparedPlan, txn: Snapshot, parameters: [String: Value], interrupt: QueryInterrupt? = nil, analysis: QueryAnalysis? = nil,
          sourceFactory: (SourcePlan, Int) throws -> RowSource) throws {
         self.prepared = prepared
         self.analysis = analysis
@@ -50,6 +50,7 @@ final class Executor {
         ctx = ExecContext(sourceCount: q.sources.count, variableCount: q.variableCount, aggregateCount: q.aggregates.count,
                           parameters: parameters, txn: txn)
         ctx.readCounters = analysis?.counters
+        ctx.interrupt = interrupt
         var lv: [RowSource] = []
         var ons: [Compiled?] = []
         var fs: [[Compiled]] = []
@@ -90,13 +91,19 @@ final class Executor {
             case .star(let s): return .star(s ?? 0)
             }
         }
-        orderKeys = q.orderBy.enumerated().map { i, t in
+        // A key that is a constant once parameters are bound (`GROUP BY $p`, `ORDER BY $p`)
+        // never separates rows: leave it out rather than hash or compare it for every row.
+        func constant(_ e: BoundExpr) -> Bool {
+            if case .literal = e.bindingParameters(parameters) { return true }
+            return false
+        }
+        orderKeys = q.orderBy.enumerated().filter { !constant($1.expr) }.map { i, t in
             var collation = Collation.binary
             if case .collate(_, let c) = t.expr { collation = c }
             return (compiled(t.expr, shared.orderKeys[i]), collation, t.descending)
         }
         aggregateArgs = q.aggregates.enumerated().map { i, a in a.args.enumerated().map { compiled($1, shared.aggregateArgs[i][$0]) } }
-        groupKeys = q.groupBy.enumerated().map { compiled($1, shared.groupKeys[$0]) }
+        groupKeys = q.groupBy.enumerated().filter { !constant($1) }.map { compiled($1, shared.groupKeys[$0]) }
         having = q.having.map { compiled($0, shared.having) }
         limit = prepared.plan.limit
         offset = prepared.plan.offset
@@ -117,6 +124,7 @@ final class Executor {
     private func advance(_ k: Int) throws -> Bool {
         let source = levels[k]
         while true {
+            try ctx.checkInterrupt()
             if try !source.next(ctx) {
                 if leftOuter[k] && !matchedAny[k] {
                     matchedAny[k] = true
@@ -191,7 +199,9 @@ final class Executor {
             while try nextJoinedRow() {
                 if skipped < offset { skipped += 1; continue }
                 emitted += 1
-                return project()
+                let row = project()
+                if let e = ctx.deferredError { throw e }
+                return row
             }
             return nil
         }
@@ -217,6 +227,21 @@ final class Executor {
             if c != 0 { return c < 0 }
         }
         return a.ordinal < b.ordinal
+    }
+
+    /// Sorts candidates by the ORDER BY keys, checking for interruption every 1,024
+    /// comparisons (once interrupted, the remaining comparisons are skipped and it throws).
+    private func interruptibleSort(_ rows: inout [Candidate]) throws {
+        guard let interrupt = ctx.interrupt else { rows.sort(by: less); return }
+        var stopped = false
+        var count = 0
+        rows.sort { a, b in
+            if stopped { return false }
+            count &+= 1
+            if count & 1023 == 0, interrupt.reason != .none { stopped = true; return false }
+            return less(a, b)
+        }
+        if stopped { try ctx.checkInterrupt() }
     }
 
     /// The aggregates read from counters and index ends, or nil when one of them cannot be
@@ -269,7 +294,7 @@ final class Executor {
             ctx.restore(Array(repeating: SourceSlot(), count: ctx.slotCount))
             for (i, v) in values.enumerated() { ctx.aggregateValues[i] = v }
             if having.map({ Semantics.truth($0(ctx)) == .true }) ?? true { accept(project()) }
-        } else if plan.query.isAggregating && plan.groupsDelivered && !groupKeys.isEmpty {
+        } else if plan.query.isAggregating && plan.groupsDelivered && !plan.query.groupBy.isEmpty {
             // Rows come grouped (an index in key order): each group is finished when the next
             // one starts; no hash table.
             let calls = plan.query.aggregates
@@ -319,12 +344,13 @@ final class Executor {
                     states[gi].aggregates[i].add(args.isEmpty ? .bool(true) : args[0](ctx))
                 }
             }
-            if states.isEmpty && groupKeys.isEmpty {
+            if states.isEmpty && plan.query.groupBy.isEmpty {
                 // An aggregate query without GROUP BY returns one row even on empty input.
                 states.append((Array(repeating: SourceSlot(), count: ctx.slotCount),
                                calls.map { AggregateState(function: $0.name, countStar: $0.args.isEmpty) }))
             }
             for g in states {
+                try ctx.checkInterrupt()
                 ctx.restore(g.slots)
                 for (i, a) in g.aggregates.enumerated() { ctx.aggregateValues[i] = a.result() }
                 if let having, Semantics.truth(having(ctx)) != .true { continue }
@@ -359,8 +385,9 @@ final class Executor {
             ordered = heap.sortedElements()
         } else {
             ordered = candidates
-            if !orderKeys.isEmpty { ordered.sort(by: less) }
+            if !orderKeys.isEmpty { try interruptibleSort(&ordered) }
         }
+        if let e = ctx.deferredError { throw e }
         let start = min(offset, ordered.count)
         var rows = ordered[start...].map(\.row)
         if let limit, rows.count > limit { rows = Array(rows.prefix(limit)) }

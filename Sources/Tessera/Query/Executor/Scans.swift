@@ -19,6 +19,7 @@ final class CollectionScan: RowSource {
     override func next(_ ctx: ExecContext) throws -> Bool {
         guard let cursor else { return false }
         while true {
+            try ctx.checkInterrupt()
             let ok = started ? try cursor.next() : try cursor.first()
             started = true
             guard ok else { return false }

@@ -195,7 +195,12 @@ struct Planner {
         switch e {
         case .literal(let x): v = x
         case .unary(.negate, .literal(let x)): v = Semantics.negate(x)
-        case .parameter(let name): v = parameters[name] ?? .missing
+        case .parameter(let name):
+            // An unbound (or NULL) parameter is an error, as `LIMIT NULL` is: not "no limit".
+            guard let bound = parameters[name] else {
+                throw QueryError(.semantic, "\(what) $\(name): the parameter is not bound (or is NULL); \(what) needs an integer", source: query.text)
+            }
+            v = bound
         default: v = .missing
         }
         switch v {
@@ -206,7 +211,7 @@ struct Planner {
         case .missing:
             return nil
         default:
-            throw QueryError(.semantic, "\(what) must be an integer, not \(v)", source: query.text)
+            throw QueryError(.semantic, "\(what) must be an integer, not \(QueryError.shortened(v.description))", source: query.text)
         }
     }
 }
