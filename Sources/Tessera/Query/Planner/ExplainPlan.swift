@@ -113,6 +113,7 @@ public struct ExplainPlan: Sendable, CustomStringConvertible {
         public var alias: String
         /// The index name.
         public var index: String
+        /// Why the plan does not use it.
         public var reason: Reason
         /// The reason in words (the `NOT USED:` line of `explain()`).
         public var detail: String
