@@ -46,7 +46,7 @@ enum AdviseCommand {
     static func show(_ a: IndexAdvice, path: String, totals: (queries: Int, benefit: Int)?, prefix: String = "") {
         IO.out.line(prefix + "index \(a.name) on \(a.collection): \(a.swiftConfiguration)")
         if let totals {
-            IO.out.line("  helps \(plural(totals.queries, "query")), \(totals.benefit) fewer rows read in all")
+            IO.out.line("  helps \(plural(totals.queries, "query", "queries")), \(totals.benefit) fewer rows read in all")
         } else {
             IO.out.line("  estimated rows read: \(a.estimatedRowsBefore) now, \(a.estimatedRowsAfter) with this index")
         }
