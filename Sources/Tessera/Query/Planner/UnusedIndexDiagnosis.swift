@@ -56,7 +56,9 @@ struct UnusedIndexDiagnosis {
             }
             let rows = sp.estimate?.rows ?? 0
             let cost = sp.estimate?.cost ?? 0
-            return (.cheaperPathWon, "a cheaper path won: \(chosen) reads about \(rows) rows (cost \(Int(cost.rounded()))); "
+            let head = abs(offered.cost.estimatedCost - cost) <= CostModel.scanMargin
+                ? "a path of about the same cost was chosen: " : "a cheaper path won: "
+            return (.cheaperPathWon, head + "\(chosen) reads about \(rows) rows (cost \(Int(cost.rounded()))); "
                     + "this index would read about \(offered.cost.estimatedRows) rows (cost \(Int(offered.cost.estimatedCost.rounded())))")
         }
         if type(of: index.kind).answersMatch {
