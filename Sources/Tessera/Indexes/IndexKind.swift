@@ -168,15 +168,15 @@ struct AccessCost: Comparable {
 }
 
 /// The planner's cost units: one document read by a full scan costs 1. Measured with a
-/// release build on 100,000 documents of 0.3 KB: a full scan reads a document in about 0.7 µs,
-/// fetching one by ID through an index costs about 3.7 µs — so an index path that reads more
-/// than about a quarter of a collection loses to the scan (90 % of the documents: the scan is
-/// 1.7× faster; 10 %: the index is 3.6× faster).
+/// release build on 100,000 documents of 0.3 KB (2 shared cores, so ±30 %): a full scan reads
+/// a document in 0.8–0.9 µs, an index path fetches one by ID in 1.3–2 µs — so an index path
+/// that reads more than about 45 % of a collection loses to the scan (90 % of the documents:
+/// the scan is about 1.3× faster than the index; 10 %: the index is about 4× faster).
 enum CostModel {
     /// Reading one index entry.
     static let entryRead = 0.2
     /// Fetching one document by its ID (a B-tree search, then decoding it).
-    static let documentFetch = 4.0
+    static let documentFetch = 2.0
     /// Reading one document in a full scan (or a primary-key range scan).
     static let scanRow = 1.0
     /// Binding and filtering one array element of a document a scan unnests.

@@ -557,7 +557,7 @@ struct CLIShellTests {
             "faa", "MCO", "MIA",
             "SEARCH travel USING INDEX HotelCityIndex (city=?)",
             "NOT USED:",
-            "  TypeNameIndex: a cheaper path won: index HotelCityIndex reads about 12 rows (cost 50); this index would read about 237 rows (cost 993)",
+            "  TypeNameIndex: a cheaper path won: index HotelCityIndex reads about 12 rows (cost 26); this index would read about 237 rows (cost 520)",
             "  HotelDescIndex: a full-text index is used only by MATCH(HotelDescIndex, …) in the WHERE clause",
             "_default.profiles  likesIndex   array likes",
             "_default.profiles  nestedArray  array contacts[].phones (type)",
