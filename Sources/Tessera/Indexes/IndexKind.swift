@@ -171,7 +171,7 @@ struct AccessCost: Comparable {
 /// release build on 100,000 documents of 0.3 KB (2 shared cores, so ±30 %): a full scan reads
 /// a document in 0.8–0.9 µs, an index path fetches one by ID in 1.3–2 µs — so an index path
 /// that reads more than about 45 % of a collection loses to the scan (90 % of the documents:
-/// the scan is about 1.3× faster than the index; 10 %: the index is about 4× faster).
+/// the scan was 1.3–1.8× faster than the index in two runs; 10 %: the index is about 4× faster).
 enum CostModel {
     /// Reading one index entry.
     static let entryRead = 0.2
