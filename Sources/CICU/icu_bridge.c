@@ -1,5 +1,6 @@
 // Implementation of CICU.h over the system ICU's C API.
 #include "CICU.h"
+#include <time.h>
 
 #include <unicode/ucol.h>
 #include <unicode/uregex.h>
@@ -126,21 +127,34 @@ void *tessera_regex_clone(void *regex) {
 struct tessera_regex_guard {
     tessera_regex_check_fn check;
     const void *context;
+    long long deadline;
+    int timedOut;
 };
 
+static long long tessera_monotonic_ns(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (long long)ts.tv_sec * 1000000000LL + ts.tv_nsec;
+}
+
+/* Called by ICU once per match step while a match runs. */
 static UBool tessera_regex_trampoline(const void *context, int32_t steps) {
     (void)steps;
-    const struct tessera_regex_guard *g = (const struct tessera_regex_guard *)context;
-    return g->check(g->context) ? 1 : 0;
+    struct tessera_regex_guard *g = (struct tessera_regex_guard *)context;
+    if (tessera_monotonic_ns() > g->deadline) {
+        g->timedOut = 1;
+        return 0;
+    }
+    return (g->check == NULL || g->check(g->context)) ? 1 : 0;
 }
 
 int tessera_regex_run(void *regex, int op, int32_t start, int32_t timeLimit, tessera_regex_check_fn check,
                       const void *context) {
     URegularExpression *re = (URegularExpression *)regex;
     UErrorCode status = U_ZERO_ERROR;
-    struct tessera_regex_guard guard = {check, context};
+    struct tessera_regex_guard guard = {check, context, tessera_monotonic_ns() + TESSERA_REGEX_WALL_LIMIT_NS, 0};
     uregex_setTimeLimit(re, timeLimit > 0 ? timeLimit : 0, &status);
-    uregex_setMatchCallback(re, check ? tessera_regex_trampoline : NULL, check ? &guard : NULL, &status);
+    uregex_setMatchCallback(re, tessera_regex_trampoline, &guard, &status);
     if (U_FAILURE(status)) return TESSERA_REGEX_ERROR;
     UBool r;
     switch (op) {
@@ -154,7 +168,7 @@ int tessera_regex_run(void *regex, int op, int32_t start, int32_t timeLimit, tes
     switch (status) {
     case U_ZERO_ERROR: return r ? 1 : 0;
     case U_REGEX_TIME_OUT: return TESSERA_REGEX_TIME_OUT;
-    case U_REGEX_STOPPED_BY_CALLER: return TESSERA_REGEX_STOPPED;
+    case U_REGEX_STOPPED_BY_CALLER: return guard.timedOut ? TESSERA_REGEX_TIME_OUT : TESSERA_REGEX_STOPPED;
     case U_REGEX_STACK_OVERFLOW: return TESSERA_REGEX_STACK_OVERFLOW;
     default: return U_FAILURE(status) ? TESSERA_REGEX_ERROR : (r ? 1 : 0);
     }

@@ -50,6 +50,11 @@ import Darwin
     /// For a write transaction: the same, to find out whether a leaf page it is about to change
     /// is still the file's own (and check it first: `tessera_lmdb_check_leaf`).
     @usableFromInline let pages: MapWindow?
+    /// Tables an append (`MDB_APPEND`) has written to in this transaction, after checking the
+    /// last leaf page: that page is this transaction's copy from then on, and so is every page
+    /// a later append lands on (the same one, or new ones), so later appends skip the check
+    /// (its cursor descent doubled the cost of each appended entry).
+    @exclusivity(unchecked) @usableFromInline var appendedTables: [UInt32] = []
 
     init(raw: OpaquePointer, readOnly: Bool, window: MapWindow? = nil) {
         self.raw = raw
@@ -174,10 +179,12 @@ import Darwin
                     flags: PutFlags = []) throws -> Bool {
         var k = MDB_val(mv_size: key.count, mv_data: UnsafeMutableRawPointer(mutating: key.baseAddress))
         var v = MDB_val(mv_size: value.count, mv_data: UnsafeMutableRawPointer(mutating: value.baseAddress))
-        try checkLeaf(table, &k)
+        let appending = flags.contains(.append)
+        if !appending || !appendedTables.contains(table.dbi) { try checkLeaf(table, &k) }
         let rc = tessera_mdb_put(UnsafeMutableRawPointer(handle), table.dbi, &k, &v, flags.rawValue)
         if rc == MDB_KEYEXIST && flags.contains(.noOverwrite) { return false }
         try checkWrite(rc)
+        if appending && !appendedTables.contains(table.dbi) { appendedTables.append(table.dbi) }
         return true
     }
 

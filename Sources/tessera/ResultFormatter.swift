@@ -103,12 +103,14 @@ struct RowWriter {
     static func writeObject(_ r: Result, into out: inout [UInt8]) {
         out.append(UInt8(ascii: "{"))
         var first = true
-        for (i, k) in r.keys.enumerated() where i < r.values.count && !r.values[i].isMissing {
+        // `values` builds an array: once per row, not once per column.
+        let values = r.values
+        for (i, k) in r.keys.enumerated() where i < values.count && !values[i].isMissing {
             if !first { out.append(UInt8(ascii: ",")) }
             first = false
             JSONWriter.write(.string(k), into: &out)
             out.append(UInt8(ascii: ":"))
-            JSONWriter.write(r.values[i], into: &out)
+            JSONWriter.write(values[i], into: &out)
         }
         out.append(UInt8(ascii: "}"))
     }

@@ -65,6 +65,9 @@ int32_t tessera_regex_start(void *regex, int32_t group);
 int32_t tessera_regex_end(void *regex, int32_t group);
 /// The backtracking stack an ICU regex may use (bytes).
 #define TESSERA_REGEX_STACK_LIMIT (8 * 1024 * 1024)
+/// The longest one match may run, in nanoseconds of wall-clock time (besides ICU's step
+/// limit, whose steps take longer on a slow or busy machine): then TESSERA_REGEX_TIME_OUT.
+#define TESSERA_REGEX_WALL_LIMIT_NS 250000000LL
 /// Results of tessera_regex_run besides 1 (match) and 0 (no match).
 #define TESSERA_REGEX_ERROR (-1)
 #define TESSERA_REGEX_TIME_OUT (-2)

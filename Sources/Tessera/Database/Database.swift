@@ -138,7 +138,10 @@ public final class Database: @unchecked Sendable {
     /// `.interrupted`. Queries executed afterwards run normally; writes are not affected.
     public func interrupt() { interruptEpoch.interrupt() }
 
-    /// Closes the database. Further use of it or its collections throws `.notOpen`.
+    /// Closes the database, from any thread. Further use of it or its collections throws
+    /// `.notOpen`. Transactions other threads are running (a batch, a save, a read) finish
+    /// first: `close()` waits for them. A result set still open keeps reading its snapshot to
+    /// the end; the file is closed when the last one finishes (as `sqlite3_close_v2` does).
     /// A temporary database is deleted.
     public func close() throws {
         if closed.exchange(true, ordering: .acquiringAndReleasing) { return }

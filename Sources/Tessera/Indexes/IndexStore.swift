@@ -22,6 +22,9 @@ final class IndexStore: @unchecked Sendable {
     /// Planner statistics computed from a snapshot when none are stored (a database written
     /// before they existed), until a write stores them (`IndexStatistics.load`).
     let computedStatistics = Mutex<IndexStatistics?>(nil)
+    /// The expressions as compiled paths when every one is a plain property path of the
+    /// document (`city`, `address.zip`): they can be read in place, with no evaluation.
+    let plainPaths: [CompiledPath]?
     private let evaluators: [Compiled]
     private let whereEvaluator: Evaluator?
 
@@ -37,6 +40,11 @@ final class IndexStore: @unchecked Sendable {
         self.kind = kind
         self.evaluators = compiled.expressions.map { Compiled(ExpressionCompiler.compile($0)) }
         self.whereEvaluator = compiled.whereClause.map { ExpressionCompiler.compile($0) }
+        let paths = compiled.expressions.compactMap { e -> CompiledPath? in
+            if case .sourcePath(0, let p) = e, !p.isEmpty { return CompiledPath(p) }
+            return nil
+        }
+        self.plainPaths = !paths.isEmpty && paths.count == compiled.expressions.count ? paths : nil
     }
 
     static func tableName(_ collection: CollectionKey, _ name: String) -> String {

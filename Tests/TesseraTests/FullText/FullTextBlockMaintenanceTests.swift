@@ -127,6 +127,35 @@ struct FullTextBlockMaintenanceTests {
         }
     }
 
+    /// Arrivals in many small batches (each appending to every touched term's last block in
+    /// place) store exactly the blocks that one batch stores: same keys, same bytes.
+    @Test func smallBatchesOfArrivalsStoreTheBlocksOfOneBatch() throws {
+        func blocks(batch: Int) throws -> [[UInt8]: [UInt8]] {
+            var r = RNG(seed: 21)
+            let (db, coll) = try temporaryDocsDatabase()
+            defer { try? db.close() }
+            try coll.createIndex(withName: "ft", config: FullTextIndexConfiguration(["body"], language: ""))
+            var next = 0
+            while next < 2_000 {
+                try db.inBatch {
+                    for _ in 0..<min(batch, 2_000 - next) {
+                        try coll.save(id: "doc\(next)", properties: ["body": .string(Self.text(&r))])
+                        next += 1
+                    }
+                }
+            }
+            let index = try #require(try coll.currentStore().indexes.first)
+            return try db.read { snap in
+                var out: [[UInt8]: [UInt8]] = [:]
+                try snap.withCursor(index.table) { c in try c.forEach { k, v in out[Array(k)] = Array(v); return true } }
+                return out
+            }
+        }
+        let whole = try blocks(batch: 2_000)
+        #expect(whole.count > Self.words.count * 3, "\(whole.count) blocks")
+        for batch in [1, 7, 100] { #expect(try blocks(batch: batch) == whole, "batches of \(batch)") }
+    }
+
     @Test func queriesInsideABatchSeeTheBatchsSaves() throws {
         let (db, coll) = try temporaryDocsDatabase()
         defer { try? db.close() }

@@ -50,7 +50,7 @@ enum RegexFunction: String, CaseIterable {
             if let interrupt { return interrupt.error(interrupt.reason) }
             return DatabaseError(.interrupted, "query interrupted")
         case .tooSlow:
-            return QueryError(.runtime, "regular expression too slow: '\(shown)' on a text of \(textLength) characters gave up after \(RegexLimits.stepsPerMatch) match steps (nested repetitions such as (a+)+ or (.*a){8} backtrack exponentially)")
+            return QueryError(.runtime, "regular expression too slow: '\(shown)' on a text of \(textLength) characters gave up after \(RegexLimits.stepsPerMatch) match steps or \(RegexLimits.wallMilliseconds) ms (nested repetitions such as (a+)+ or (.*a){8} backtrack exponentially)")
         case .stackOverflow:
             return QueryError(.runtime, "regular expression too complex: '\(shown)' on a text of \(textLength) characters outgrew its backtracking stack")
         case .failed:

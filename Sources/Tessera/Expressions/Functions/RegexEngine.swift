@@ -27,6 +27,9 @@ enum RegexLimits {
     /// moves, 0.1–0.3 ms): about a third of a second on a slow machine. Long texts get
     /// one more step per 1,000 code units.
     static let stepsPerMatch = 1_000
+    /// The wall-clock time one match may take, whatever the machine's speed
+    /// (`TESSERA_REGEX_WALL_LIMIT_NS`, checked from ICU's callback at every step).
+    static let wallMilliseconds = Int(TESSERA_REGEX_WALL_LIMIT_NS / 1_000_000)
 
     static func steps(forTextLength n: Int) -> Int32 {
         Int32(clamping: stepsPerMatch + n / 1_000)

@@ -7,9 +7,12 @@ final class ArrayIndexKind: KeyedIndexKind {
     static let requiresExpressions = false
     /// The path of each nesting level.
     let levels: [[PathComponent]]
+    /// The first level's path, compiled for lookups in place.
+    let levelPath: CompiledPath
 
     init(definition: IndexDefinition, compiled: CompiledIndexDefinition) throws {
         levels = try ArrayIndexKind.arrayLevels(definition.path ?? "", index: definition.name)
+        levelPath = CompiledPath(levels[0])
         if definition.expressions.contains(where: { $0.allSatisfy { $0 == " " } }) {
             throw DatabaseError(.invalidIndex, "index '\(definition.name)': an empty expression is not allowed (use no expressions for scalar arrays)")
         }
@@ -28,22 +31,32 @@ final class ArrayIndexKind: KeyedIndexKind {
         return s
     }
 
-    func entries(_ index: IndexStore, docID: String, body: UnsafeRawBufferPointer, context ctx: ExecContext) -> [[UInt8]] {
-        guard index.bind(ctx, body: body), let root = ctx.slots[0].body else { return [] }
-        var keys = Set<[UInt8]>()
+    func appendEntries(_ index: IndexStore, docID: UnsafeRawBufferPointer, body: UnsafeRawBufferPointer,
+                       evaluation: inout KeyedEvaluation, into arena: inout KeyArena) {
+        if levels.count == 1 && index.expressions.isEmpty {
+            // One level of scalars or values (`likes`): each element encoded in place. An
+            // unreadable array is MISSING, as its decoding would be: no entries.
+            guard let root = BinaryValue.root(body), let array = levelPath.lookup(in: root),
+                  array.kind == .array, array.isValid else { return }
+            for e in array.elements {
+                arena.appendComponent(binary: e)
+                arena.finishKey(docID: docID)
+            }
+            return
+        }
+        let ctx = evaluation.context()
+        guard index.bind(ctx, body: body), let root = ctx.slots[0].body else { return }
         var elements: [Value] = []
         collectElements(root.value(at: levels[0]), level: 1, into: &elements)
         for e in elements {
-            let values: [Value]
             if index.expressions.isEmpty {
-                values = [e]
+                arena.appendComponent(e)
             } else {
                 ctx.slots[0] = SourceSlot(state: .element, element: e)
-                values = index.evaluate(ctx)
+                for v in index.evaluate(ctx) { arena.appendComponent(v) }
             }
-            keys.insert(IndexKey.make(values: values, docID: docID).key)
+            arena.finishKey(docID: docID)
         }
-        return keys.sorted { $0.lexicographicallyPrecedes($1) }
     }
 
     /// The innermost elements reachable through the array levels (non-arrays contribute none).

@@ -771,6 +771,16 @@ final class FullTextPendingChanges: PendingIndexWork {
             defer { existing?.deallocate() }
             var j = i
             while j < changes.count && UInt64(changes[j].0) < nextFirst { j += 1 }
+            if let existing, let blockKey, j == changes.count,
+               let last = try FullTextPostingsCodec.lastDocument(inBlock: UnsafeRawBufferPointer(existing), first: first),
+               changes[i].0 > last, !changes[i...].contains(where: { $0.1 == nil }) {
+                // New documents after the term's last block (a batch of arrivals): the block's
+                // bytes are kept as they are and the entries appended, without decoding it
+                // or deleting its key: the same blocks a full merge writes.
+                try writer.append(term: term, entries: changes[i...].map { ($0.0, $0.1!) },
+                                  toBlock: blockKey, first: first, last: last, bytes: UnsafeRawBufferPointer(existing))
+                return
+            }
             var merged: [(UInt32, UnsafeRawBufferPointer)] = []
             var it = PostingBlockIterator(value: UnsafeRawBufferPointer(existing ?? UnsafeMutableRawBufferPointer(start: nil, count: 0)), firstDocument: first)
             var k = i
@@ -846,10 +856,27 @@ struct BlockWriter {
         if value.count > 0 { try put(term: term, first: first) }
     }
 
-    mutating func write(term: [UInt8], entries: [(UInt32, UnsafeRawBufferPointer)]) throws {
-        var first: UInt32 = 0
-        var previous: UInt32 = 0
+    /// Writes entries after the last entry (`last`) of a term's last block (`blockKey`, whose
+    /// first document is `first`, holding `bytes`): while the block is under the target size it
+    /// takes entries and is written again under its key (LMDB replaces the value); the rest
+    /// start new blocks. The same blocks as `write` of the block's entries and then these.
+    mutating func append(term: [UInt8], entries: [(UInt32, UnsafeRawBufferPointer)], toBlock blockKey: [UInt8],
+                         first: UInt32, last: UInt32, bytes: UnsafeRawBufferPointer) throws {
+        guard bytes.count < FullTextPostingsCodec.blockTargetBytes, let b = bytes.baseAddress else {
+            try write(term: term, entries: entries)
+            return
+        }
         value.count = 0
+        value.append(b.assumingMemoryBound(to: UInt8.self), count: bytes.count)
+        try write(term: term, entries: entries, continuing: (first, last))
+    }
+
+    /// Cuts entries (ascending documents) into blocks; `continuing` (first and last document
+    /// of the block in `value`) goes on filling that block first.
+    mutating func write(term: [UInt8], entries: [(UInt32, UnsafeRawBufferPointer)], continuing: (UInt32, UInt32)? = nil) throws {
+        var first: UInt32 = continuing?.0 ?? 0
+        var previous: UInt32 = continuing?.1 ?? 0
+        if continuing == nil { value.count = 0 }
         for (d, body) in entries {
             if value.count == 0 {
                 first = d

@@ -277,6 +277,27 @@ struct PostingBlockEntry {
 }
 
 /// Walks the entries of one postings block.
+extension FullTextPostingsCodec {
+    /// The last document number of a block whose first is `first`, found by skipping each
+    /// entry's body by its byte counts (nothing decoded); nil for an empty block.
+    /// - Throws: `FullTextIndexCorruption` for a truncated entry.
+    static func lastDocument(inBlock value: UnsafeRawBufferPointer, first: UInt32) throws -> UInt32? {
+        var reader = ByteReader(value)
+        var doc = first
+        var any = false
+        while !reader.atEnd {
+            let delta = try reader.varint32()
+            doc = any ? doc &+ delta : first &+ delta
+            any = true
+            _ = try reader.varint()
+            _ = try reader.varint()
+            reader.offset += Int(clamping: try reader.varint())
+            guard reader.offset <= value.count else { throw FullTextIndexCorruption("truncated posting entry") }
+        }
+        return any ? doc : nil
+    }
+}
+
 struct PostingBlockIterator {
     var reader: ByteReader
     var previous: UInt32

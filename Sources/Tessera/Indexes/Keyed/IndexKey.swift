@@ -201,18 +201,7 @@ enum IndexKey {
     /// Appends the UTF-8 bytes of `s` with `00` escaped as `00 FF`, then the terminator `00 00`.
     private static func appendEscaped(_ s: String, into out: inout [UInt8]) {
         var s = s
-        s.withUTF8 { p in
-            if !p.contains(0) {
-                out.append(contentsOf: p)
-            } else {
-                for b in p {
-                    out.append(b)
-                    if b == 0 { out.append(highByte) }
-                }
-            }
-        }
-        out.append(0)
-        out.append(0)
+        s.withUTF8 { appendEscaped(utf8: UnsafeRawBufferPointer($0), into: &out) }
     }
 
     // MARK: - Keys

@@ -11,9 +11,32 @@ final class ValueIndexKind: KeyedIndexKind {
         "value (" + d.expressions.joined(separator: ", ") + ")"
     }
 
-    func entries(_ index: IndexStore, docID: String, body: UnsafeRawBufferPointer, context ctx: ExecContext) -> [[UInt8]] {
-        guard index.bind(ctx, body: body) else { return [] }
-        return [IndexKey.make(values: index.evaluate(ctx), docID: docID).key]
+    func appendEntries(_ index: IndexStore, docID: UnsafeRawBufferPointer, body: UnsafeRawBufferPointer,
+                       evaluation: inout KeyedEvaluation, into arena: inout KeyArena) {
+        let root: BinaryValue
+        if index.whereClause == nil {
+            guard let r = BinaryValue.root(body) else { return }
+            root = r
+        } else {
+            let ctx = evaluation.context()
+            guard index.bind(ctx, body: body), let r = ctx.slots[0].body else { return }
+            root = r
+        }
+        if let paths = index.plainPaths {
+            // Plain paths: each value encoded from the document in place.
+            for p in paths {
+                if let v = p.lookup(in: root) { arena.appendComponent(binary: v) } else { arena.appendComponent(.missing) }
+            }
+        } else {
+            let ctx = evaluation.context()
+            if index.whereClause == nil {
+                var slot = SourceSlot(state: .document)
+                slot.body = root
+                ctx.slots[0] = slot
+            }
+            for v in index.evaluate(ctx) { arena.appendComponent(v) }
+        }
+        arena.finishKey(docID: docID)
     }
 
     /// MIN/MAX of the leading expression of a full (not partial) index: its first entry after
