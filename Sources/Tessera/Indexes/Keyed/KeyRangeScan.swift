@@ -73,9 +73,24 @@ final class KeyRangeScan: RowSource {
             }
             tuples = tuples.flatMap { t in values.map { t + [$0] } }
         }
+        var unique = KeyRangeScan.ranges(tuples: tuples, constraint: plan.keys.rangeConstraint) { e in
+            evaluate(e, e.isLiteral ? nil : ExpressionCompiler.compile(e), ctx, allowNull: false)
+        }
+        if plan.descending { unique.reverse() }
+        ranges = unique.map { ($0, $0.clipped()) }
+        // Several ranges can meet the same document (truncated keys of different values).
+        dedupeAcrossRanges = ranges.count > 1
+        pending = []
+        cursorAtUnread = false
+    }
+
+    /// The key ranges of the equality tuples `tuples` followed by `constraint` on the next
+    /// column, in key order, each once. `bound` gives a range bound's value (nil: the
+    /// comparison is never TRUE, no range for it).
+    static func ranges(tuples: [[Value]], constraint: ColumnConstraint?, bound: (BoundExpr) -> Value?) -> [IndexKey.KeyRange] {
         var built: [IndexKey.KeyRange] = []
         for t in tuples {
-            switch plan.keys.rangeConstraint {
+            switch constraint {
             case nil, .equal?:
                 built.append(.point(t))
             case .prefix(let p)?:
@@ -83,12 +98,12 @@ final class KeyRangeScan: RowSource {
             case .range(let lo, let hi)?:
                 var lower: Value = .null, lowerInclusive = false
                 if let (e, inc) = lo {
-                    guard let v = evaluate(e, e.isLiteral ? nil : ExpressionCompiler.compile(e), ctx, allowNull: false) else { continue }
+                    guard let v = bound(e) else { continue }
                     lower = v; lowerInclusive = inc
                 }
                 var upper: Value? = nil, upperInclusive = true
                 if let (e, inc) = hi {
-                    guard let v = evaluate(e, e.isLiteral ? nil : ExpressionCompiler.compile(e), ctx, allowNull: false) else { continue }
+                    guard let v = bound(e) else { continue }
                     upper = v; upperInclusive = inc
                 }
                 let r = IndexKey.KeyRange.range(equal: t, lower: lower, lowerInclusive: lowerInclusive, upper: upper, upperInclusive: upperInclusive)
@@ -98,12 +113,7 @@ final class KeyRangeScan: RowSource {
         built.sort { $0.lower.lexicographicallyPrecedes($1.lower) }
         var unique: [IndexKey.KeyRange] = []
         for r in built where unique.last != r { unique.append(r) }
-        if plan.descending { unique.reverse() }
-        ranges = unique.map { ($0, $0.clipped()) }
-        // Several ranges can meet the same document (truncated keys of different values).
-        dedupeAcrossRanges = ranges.count > 1
-        pending = []
-        cursorAtUnread = false
+        return unique
     }
 
     /// Entries whose values share their first `groupLength` key bytes may have been
@@ -176,6 +186,7 @@ final class KeyRangeScan: RowSource {
             while ok {
                 try ctx.checkInterrupt()
                 let key = cursor.key
+                if let counters = ctx.readCounters { counters.entries &+= 1 }
                 if plan.descending {
                     if compareStoredKeys(key, scan.lower) < 0 { break }
                 } else if let upper = scan.upper, compareStoredKeys(key, upper) >= 0 {

@@ -136,9 +136,15 @@ extension KeyedPlanning {
         scan.keys = IndexScanKeys(equalities: equalities, rangeConstraint: rangeConstraint, spread: spread)
         scan.ordered = satisfiesOrder || groups
         scan.covering = covering
-        let entries = try request.snapshot.count(index.table)
+        var rows = try estimateEntries(index, equalities: equalities, range: rangeConstraint).rows
+        if satisfiesOrder {
+            // LIMIT stops an ordered scan early; conditions left to the filter may reject rows.
+            let residual = candidates.contains { t in !satisfied.contains(t) && !proven.contains(t) }
+            rows = orderedRows(rows, residual: residual)
+        }
         let cost = AccessCost(equalityColumns: equalities.count, rangeColumns: rangeConstraint == nil ? 0 : 1,
-                              deliversOrder: satisfiesOrder || usefulGroups ? 1 : 0, estimatedRows: entries)
+                              deliversOrder: satisfiesOrder || usefulGroups ? 1 : 0, estimatedRows: Int(rows.rounded(.up)),
+                              estimatedCost: CostModel.indexScan(rows: rows, covering: covering))
         var candidate = AccessCandidate(plan: scan, satisfied: satisfied + proven, deliversOrder: satisfiesOrder, cost: cost)
         candidate.deliversGroups = groups
         return candidate

@@ -39,12 +39,17 @@ final class Executor {
         case star(Int)
     }
 
-    init(prepared: PreparedPlan, txn: Snapshot, parameters: [String: Value], interrupt: QueryInterrupt? = nil,
+    /// EXPLAIN ANALYZE's figures (nil for an ordinary execution).
+    private let analysis: QueryAnalysis?
+
+    init(prepared: PreparedPlan, txn: Snapshot, parameters: [String: Value], interrupt: QueryInterrupt? = nil, analysis: QueryAnalysis? = nil,
          sourceFactory: (SourcePlan, Int) throws -> RowSource) throws {
         self.prepared = prepared
+        self.analysis = analysis
         let q = prepared.plan.query
         ctx = ExecContext(sourceCount: q.sources.count, variableCount: q.variableCount, aggregateCount: q.aggregates.count,
                           parameters: parameters, txn: txn)
+        ctx.readCounters = analysis?.counters
         ctx.interrupt = interrupt
         var lv: [RowSource] = []
         var ons: [Compiled?] = []
@@ -57,7 +62,8 @@ final class Executor {
             once ?? Compiled(ExpressionCompiler.compile(e.bindingParameters(parameters)))
         }
         for (i, sp) in prepared.plan.sources.enumerated() {
-            lv.append(try sourceFactory(sp, i))
+            let source = try sourceFactory(sp, i)
+            lv.append(analysis.map { $0.wrap(source, level: i) } ?? source)
             ons.append(sp.source.on.map { compiled($0, shared.ons[i]) })
             fs.append(sp.filter.enumerated().map { compiled($1, shared.filters[i][$0]) })
             lo.append(sp.source.join == .leftOuter)
@@ -123,13 +129,13 @@ final class Executor {
                 if leftOuter[k] && !matchedAny[k] {
                     matchedAny[k] = true
                     ctx.slots[k] = SourceSlot()
-                    if passes(filters[k]) { return true }
+                    if passes(filters[k]) { analysis?.levels[k].passed += 1; return true }
                 }
                 return false
             }
             if let on = onConditions[k], Semantics.truth(on(ctx)) != .true { continue }
             matchedAny[k] = true
-            if passes(filters[k]) { return true }
+            if passes(filters[k]) { analysis?.levels[k].passed += 1; return true }
         }
     }
 

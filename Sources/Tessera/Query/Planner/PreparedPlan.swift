@@ -14,6 +14,19 @@ final class PreparedPlan: @unchecked Sendable {
     let shared: SharedEvaluators
     /// Some expression calls MATCH or RANK (an execution then needs the full-text indexes).
     let usesMatch: Bool
+    /// The size class of each collection the plan reads when it was made (`sizeClasses`):
+    /// the plan's cost estimates hold while the sizes stay in their class.
+    var sizes: [Int] = []
+
+    /// The bit width of each collection source's document count: a collection that doubled
+    /// or halved since gets a new plan.
+    static func sizeClasses(_ plan: QueryPlan, txn: Snapshot) throws -> [Int] {
+        var out: [Int] = []
+        for sp in plan.sources {
+            if let store = sp.store { out.append(Int.bitWidth - (try txn.count(store.docs)).leadingZeroBitCount) }
+        }
+        return out
+    }
 
     init(version: UInt64, plan: QueryPlan) {
         self.version = version
@@ -42,6 +55,7 @@ final class PreparedPlan: @unchecked Sendable {
         constantLimits = other.constantLimits
         shared = other.shared
         usesMatch = other.usesMatch
+        sizes = other.sizes
     }
 }
 
