@@ -25,6 +25,7 @@ enum Commands {
         ImportCommand.spec,
         QueryCommands.query,
         QueryCommands.explain,
+        AdviseCommand.spec,
         IndexCommands.create,
         IndexCommands.list,
         IndexCommands.drop,

@@ -33,11 +33,18 @@ enum QueryCommands {
     static let explain = CommandSpec(
         name: "explain", operands: "DB \"SQL++\"",
         summary: "Print the plan of a SQL++ query (indexes used, key ranges, filters, sorting).",
-        options: paramOptions,
+        options: paramOptions + [
+            .flag("--analyze", "Run the query and add what each step read: rows estimated and read, loops, index entries, documents, time"),
+        ],
         minOperands: 1, maxOperands: 1,
         details: """
             Lines use SQLite's EXPLAIN QUERY PLAN words: SCAN (every document), SEARCH … USING INDEX
             (with the key range), FILTER (conditions checked per row), USE TEMP B-TREE (sorting).
+            NOT USED: lists every index of the collections read that the plan leaves unused, and why.
+
+            Examples:
+              tessera explain travel.db "SELECT name FROM hotels WHERE city = 'Paris'"
+              tessera explain travel.db "SELECT name FROM hotels WHERE city = 'Paris'" --analyze
             """,
         run: runExplain)
 
@@ -149,7 +156,7 @@ enum QueryCommands {
         defer { inv.release(db) }
         let query = try db.createQuery(sql)
         query.parameters = params
-        IO.out.line(try query.explain())
+        IO.out.line(try query.explain(analyze: inv.has("--analyze")))
         return ExitCode.ok
     }
 }

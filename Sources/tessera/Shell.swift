@@ -57,6 +57,7 @@ final class ShellSession {
         .schema [COLLECTION]        Property paths and types seen in (up to 1000) documents
         .explain on|off             Print the plan before each statement's rows
         .explain SQL++              Print the plan of one statement
+        .explain analyze SQL++      Run one statement and print its plan with what each step read
         .timer on|off               Print the time of each statement
         .mode [table|json|jsonl|csv]  Show or set the output format
         .param                      List bound parameters
@@ -181,10 +182,13 @@ final class ShellSession {
             default:
                 var sql = rest
                 if sql.hasSuffix(";") { sql.removeLast() }
+                let analyze = args.first?.lowercased() == "analyze" && args.count > 1
+                if analyze { sql = ShellSession.rest(of: line, after: 2) }
+                if sql.hasSuffix(";") { sql.removeLast() }
                 do {
                     let q = try database.createQuery(sql)
                     q.parameters = try boundParameters(for: q)
-                    IO.out.line(try q.explain())
+                    IO.out.line(try q.explain(analyze: analyze))
                 } catch { fail(describe(error).message) }
             }
         case ".timer":

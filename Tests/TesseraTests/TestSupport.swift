@@ -8,3 +8,11 @@ extension SplitMix64 {
     /// Uniform in `range`.
     mutating func int(_ range: ClosedRange<Int>) -> Int { Int.random(in: range, using: &self) }
 }
+
+extension String {
+    /// An EXPLAIN text without its `NOT USED:` section (tests of the plan lines alone).
+    var planOnly: String {
+        guard let r = range(of: "\nNOT USED:") else { return self }
+        return String(self[..<r.lowerBound])
+    }
+}

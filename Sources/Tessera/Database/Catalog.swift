@@ -88,7 +88,7 @@ struct Catalog: Sendable {
 
     /// Drops and rebuilds, from its collection's documents, every index whose kind changed its
     /// stored layout since on-disk format `format`.
-    mutating func rebuildIndexes(txn: WriteTransaction, fromFormat format: UInt32) throws {
+    mutating func rebuildIndexes(txn: WriteTransaction, meta: StorageTable, fromFormat format: UInt32) throws {
         for (key, store) in collections where store.indexes.contains(where: { type(of: $0.kind).needsRebuild(fromFormat: format) }) {
             var indexes: [IndexStore] = []
             for index in store.indexes {
@@ -96,6 +96,7 @@ struct Catalog: Sendable {
                 try index.drop(txn: txn)
                 let fresh = try IndexStore.open(index.definition, collection: key, txn: txn)
                 try fresh.backfill(txn: txn, docs: store.docs)
+                if fresh.kind is any KeyedIndexKind { try IndexStatistics.refresh(fresh, txn: txn, meta: meta) }
                 indexes.append(fresh)
             }
             collections[key] = store.with(indexes: indexes)

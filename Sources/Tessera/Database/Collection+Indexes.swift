@@ -27,6 +27,7 @@ extension Collection {
             }
             let index = try IndexStore.open(definition, collection: key, txn: ctx.txn)
             try index.backfill(txn: ctx.txn, docs: store.docs)
+            if index.kind is any KeyedIndexKind { try IndexStatistics.refresh(index, txn: ctx.txn, meta: database.metaTable) }
             defs.append(definition)
             indexes.append(index)
             ctx.replaceStore(store.with(indexes: indexes), definitions: defs)
@@ -41,6 +42,7 @@ extension Collection {
             var indexes = store.indexes
             guard let i = defs.firstIndex(where: { $0.name == name }) else { return }
             try indexes[i].drop(txn: ctx.txn)
+            try IndexStatistics.remove(indexes[i], txn: ctx.txn, meta: database.metaTable)
             defs.remove(at: i)
             indexes.remove(at: i)
             ctx.replaceStore(store.with(indexes: indexes), definitions: defs)

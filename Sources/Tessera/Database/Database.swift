@@ -216,7 +216,7 @@ public final class Database: @unchecked Sendable {
                 if storedVersion < Database.formatVersion {
                     // Indexes whose stored layout changed since (a kind says which) are rebuilt
                     // from the documents; documents and other indexes are untouched.
-                    try catalog.rebuildIndexes(txn: txn, fromFormat: storedVersion)
+                    try catalog.rebuildIndexes(txn: txn, meta: meta, fromFormat: storedVersion)
                     try txn.put(meta, key: Array("format".utf8), value: Database.magic + withUnsafeBytes(of: Database.formatVersion.littleEndian) { Array($0) })
                 }
                 return (meta, catalog)

@@ -38,17 +38,24 @@ public final class ResultSet {
     let interruption: QueryInterrupt
 
     /// Runs `plan` in `txn`; when `owned`, the result set ends the read transaction.
+    /// The plan run (kept only under EXPLAIN ANALYZE).
+    private(set) var analyzedPlan: QueryPlan?
+
     init(database: Database, prepared: PreparedPlan, parameters: [String: Value], txn: Snapshot, owned: Bool,
-         interrupt: QueryInterrupt = QueryInterrupt()) throws {
+         interrupt: QueryInterrupt = QueryInterrupt(), analysis: QueryAnalysis? = nil) throws {
         interruption = interrupt
         self.database = database
+        if let analysis {
+            analysis.levels = Array(repeating: LevelFigures(), count: prepared.plan.sources.count)
+            analyzedPlan = prepared.plan
+        }
         columnNames = prepared.columnNames
         nameIndex = prepared.nameIndex
         self.txn = txn
         ownsTransaction = owned
         let rowsWanted = prepared.plan.limit.map { Planner.rowsWanted(limit: $0, offset: prepared.plan.offset) }
         do {
-            executor = try Executor(prepared: prepared, txn: txn, parameters: parameters, interrupt: interrupt) { sp, _ in
+            executor = try Executor(prepared: prepared, txn: txn, parameters: parameters, interrupt: interrupt, analysis: analysis) { sp, _ in
                 try RowSourceFactory.make(sp, parameters: parameters, rowsWanted: rowsWanted)
             }
         } catch {

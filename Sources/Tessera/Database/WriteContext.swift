@@ -63,6 +63,23 @@ final class WriteContext {
 
     func adjustCount(_ key: CollectionKey, by delta: Int) {
         countDeltas[key, default: 0] += delta
+        countChanged.insert(key)
+    }
+
+    /// Collections whose live-document count this transaction changed (their indexes'
+    /// statistics are checked for drift before commit).
+    private var countChanged: Set<CollectionKey> = []
+
+    /// Recomputes the planner statistics of the keyed indexes of every collection whose
+    /// document count changed, when an index's entry count drifted from them.
+    private func refreshStatistics() throws {
+        for key in countChanged {
+            guard let store = catalog.collections[key] else { continue }
+            for index in store.indexes where index.kind is any KeyedIndexKind {
+                try IndexStatistics.refreshIfDrifted(index, txn: txn, meta: database.metaTable)
+            }
+        }
+        countChanged = []
     }
 
     static func readCounter(txn: Snapshot, meta: StorageTable, name: String) throws -> UInt64 {
@@ -78,7 +95,10 @@ final class WriteContext {
         guard let store = catalog.collections[key] else { return }
         try txn.drop(store.docs, delete: true)
         try txn.drop(store.bySequence, delete: true)
-        for index in store.indexes { try index.drop(txn: txn) }
+        for index in store.indexes {
+            try index.drop(txn: txn)
+            try IndexStatistics.remove(index, txn: txn, meta: database.metaTable)
+        }
         catalog.collections[key] = nil
         catalog.indexDefinitions[key] = nil
         let meta = database.metaTable
@@ -100,6 +120,7 @@ final class WriteContext {
     func finish() throws {
         try txn.flushPendingWork()
         try flushCounters()
+        try refreshStatistics()
         if catalogChanged { try catalog.save(txn: txn, meta: database.metaTable) }
     }
 

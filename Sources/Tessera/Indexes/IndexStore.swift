@@ -1,3 +1,5 @@
+import Synchronization
+
 /// An open index of one collection: its definition, its tables, its compiled expressions and
 /// `where`, and its kind (`IndexKind`), which does everything kind-specific.
 final class IndexStore: @unchecked Sendable {
@@ -17,6 +19,9 @@ final class IndexStore: @unchecked Sendable {
     let whereClause: BoundExpr?
     let variableCount: Int
     let kind: any IndexKind
+    /// Planner statistics computed from a snapshot when none are stored (a database written
+    /// before they existed), until a write stores them (`IndexStatistics.load`).
+    let computedStatistics = Mutex<IndexStatistics?>(nil)
     /// The expressions as compiled paths when every one is a plain property path of the
     /// document (`city`, `address.zip`): they can be read in place, with no evaluation.
     let plainPaths: [CompiledPath]?

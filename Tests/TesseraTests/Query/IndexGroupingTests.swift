@@ -59,14 +59,14 @@ struct IndexGroupingTests {
     func explain() throws {
         let db = try Self.database(indexes: true, seed: 5)
         defer { try? db.close() }
-        #expect(try db.createQuery(Self.queries[0]).explain() == "SCAN h USING COVERING INDEX byCityType")
-        #expect(try db.createQuery(Self.queries[2]).explain() == "SCAN h USING COVERING INDEX byCityType")
-        #expect(try db.createQuery(Self.queries[4]).explain() == "SCAN h USING COVERING INDEX hotelCity")
+        #expect(try db.createQuery(Self.queries[0]).explain().planOnly == "SCAN h USING COVERING INDEX byCityType")
+        #expect(try db.createQuery(Self.queries[2]).explain().planOnly == "SCAN h USING COVERING INDEX byCityType")
+        #expect(try db.createQuery(Self.queries[4]).explain().planOnly == "SCAN h USING COVERING INDEX hotelCity")
         // Not a leading column: hashed.
         #expect(try db.createQuery("SELECT type, count(*) FROM h GROUP BY type").explain().contains("USE TEMP B-TREE FOR GROUP BY"))
         // An aggregate without GROUP BY is one running total: no temporary B-tree, and the
         // index alone answers a count under a WHERE it satisfies.
-        #expect(try db.createQuery("SELECT count(*) FROM h WHERE city = 'c1'").explain() == "SEARCH h USING COVERING INDEX byCityType (city=?)")
+        #expect(try db.createQuery("SELECT count(*) FROM h WHERE city = 'c1'").explain().planOnly == "SEARCH h USING COVERING INDEX byCityType (city=?)")
         let counted = try db.createQuery("SELECT count(*) AS n FROM h WHERE city = 'c1'").execute().next()?.int(forKey: "n")
         let scanned = try db.createQuery("SELECT count(*) AS n FROM h WHERE city || '' = 'c1'").execute().next()?.int(forKey: "n")
         #expect(counted == scanned && (counted ?? 0) > 0)

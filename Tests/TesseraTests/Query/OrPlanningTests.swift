@@ -24,21 +24,21 @@ struct OrPlanningTests {
     static let cases: [(sql: String, plan: String)] = [
         ("SELECT meta().id FROM hotels WHERE city = 'c1' OR city = 'c2'",
          "SEARCH hotels USING COVERING INDEX byCity (city IN (2))"),
-        ("SELECT meta().id FROM hotels WHERE type = 'inn' AND (city = 'c1' OR city IN ('c2', 'c3'))",
+        ("SELECT meta().id FROM hotels WHERE type = 'inn' AND (city = 'c1' OR city IN ('zz', 'c9'))",
          "SEARCH hotels USING INDEX byCity (city IN (3))\n  FILTER (type = 'inn')"),
         ("SELECT meta().id FROM hotels WHERE city = 'c1' OR price < 3 OR meta().id = 'h5'",
          "MULTI-INDEX OR hotels\n  SEARCH hotels USING INDEX byCity (city=?)\n  SEARCH hotels USING INDEX byPrice (price<?)\n  SEARCH hotels USING PRIMARY KEY (id=?)\n  FILTER (((city = 'c1') OR (price < 3)) OR (meta(hotels).id = 'h5'))"),
         ("SELECT meta().id FROM hotels WHERE city = 'c1' OR type = 'inn'",
          "SCAN hotels\n  FILTER ((city = 'c1') OR (type = 'inn'))"),
-        ("SELECT meta(h).id FROM hotels AS h UNNEST h.likes AS l WHERE l = 'l1' OR l = 'l2'",
-         "SEARCH l USING COVERING ARRAY INDEX likes (l IN (2)) FOR h\nSCAN l (UNNEST bound by array index)\n  FILTER l IN ('l1', 'l2')"),
+        ("SELECT meta(h).id FROM hotels AS h UNNEST h.likes AS l WHERE l = 'l7' OR l = 'l8'",
+         "SEARCH l USING COVERING ARRAY INDEX likes (l IN (2)) FOR h\nSCAN l (UNNEST bound by array index)\n  FILTER l IN ('l7', 'l8')"),
     ]
 
     @Test("plans", arguments: cases.indices)
     func plans(_ i: Int) throws {
         let db = try Self.database(indexes: true)
         defer { try? db.close() }
-        let plan = try db.createQuery(Self.cases[i].sql).explain()
+        let plan = try db.createQuery(Self.cases[i].sql).explain().planOnly
         #expect(plan == Self.cases[i].plan, "\(Self.cases[i].sql)\n\(plan)")
     }
 

@@ -207,8 +207,8 @@ struct FileSafetyTests {
             let changed = text.replacingOccurrences(of: #""language":"""#, with: #""language":"en""#)
             #expect(changed != text)
             _ = try txn.put(meta, key: Array("catalog".utf8), value: Array(changed.utf8))
-            // Format-2 databases predate the catalogue checksum.
-            _ = try txn.delete(meta, key: Array(Catalog.checksumKey.utf8))
+            // Format 2 predates the catalogue's checksum.
+            _ = try txn.delete(meta, key: Array("catalog-checksum".utf8))
         }
         env.close()
         try setFormatVersion(2, at: dir.path)

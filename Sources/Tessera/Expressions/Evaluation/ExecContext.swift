@@ -179,6 +179,8 @@ final class ExecContext {
     var fullTextCache: [String: [[UInt8]: Double]] = [:]
     /// An error raised inside an evaluator (which cannot throw); the executor rethrows it.
     @exclusivity(unchecked) var deferredError: (any Error)?
+    /// Counts of documents and index entries read, under EXPLAIN ANALYZE only.
+    var readCounters: ReadCounters?
     /// Stops this execution early (nil: it cannot be interrupted).
     var interrupt: QueryInterrupt?
 

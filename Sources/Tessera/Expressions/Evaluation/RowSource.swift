@@ -32,6 +32,7 @@ enum DocumentFetch {
     @inline(__always)
     static func bind(_ ctx: ExecContext, slot: Int, id: UnsafeRawBufferPointer, record v: UnsafeRawBufferPointer,
                      includeDeleted: Bool) -> Bool {
+        if let counters = ctx.readCounters { counters.documents &+= 1 }
         guard let header = DocumentRecord.header(v), !header.deleted || includeDeleted else { return false }
         // Set the fields in place: building a new SourceSlot would retain and release its
         // reference-counted fields for every document.
@@ -63,4 +64,12 @@ final class CompiledOnce<T>: @unchecked Sendable {
             return made
         }
     }
+}
+
+/// What an execution read, counted only for EXPLAIN ANALYZE (`ExecContext.readCounters`).
+final class ReadCounters {
+    /// Documents read: fetched by ID or visited by a scan (tombstones included).
+    var documents = 0
+    /// Index entries read (keys of value and array indexes, matches of a full-text index).
+    var entries = 0
 }

@@ -160,10 +160,11 @@ extension KeyedPlanning {
                                     describedPredicates: used.map(\.text).joined(separator: " AND "), satisfied: [], expressions: exprs)
         scan.arraySources = chain
         scan.keys = IndexScanKeys(equalities: equalities, rangeConstraint: rangeConstraint, spread: KeyedPlanning.spreadColumns(used))
-        let entries = try request.snapshot.count(index.table)
+        let rows = try estimateEntries(index, equalities: equalities, range: rangeConstraint).rows
         return AccessCandidate(plan: scan, satisfied: [], deliversOrder: false,
                                cost: AccessCost(equalityColumns: equalities.count, rangeColumns: rangeConstraint == nil ? 0 : 1,
-                                                estimatedRows: entries))
+                                                estimatedRows: Int(rows.rounded(.up)),
+                                                estimatedCost: CostModel.indexScan(rows: rows, covering: false)))
     }
 
     /// True if the query reads nothing but `meta().id` of the collection source and, of the

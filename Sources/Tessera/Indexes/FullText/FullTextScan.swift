@@ -157,6 +157,7 @@ final class FullTextScan: RowSource {
         guard let stats = plan.store.statsTable else { return false }
         while let i = nextIndex() {
             let number = found.documents[i]
+            if let counters = ctx.readCounters { counters.entries &+= 1; counters.documents &+= 1 }
             guard let rawID = try ctx.txn.get(stats, key: FullTextPostingsCodec.documentIDKey(number)) else {
                 throw DatabaseError(.corrupt, "full-text index '\(plan.indexName)': document number \(number) names no document")
             }

@@ -109,33 +109,8 @@ final class KeyRangeScan: RowSource {
                 tuples = tuples.flatMap { t in values.map { t + [$0] } }
             }
         }
-        var built: [IndexKey.KeyRange] = []
-        for t in tuples {
-            switch plan.keys.rangeConstraint {
-            case nil, .equal?:
-                built.append(.point(t))
-            case .prefix(let p)?:
-                built.append(.prefix(equal: t, stringPrefix: p))
-            case .range(let lo, let hi)?:
-                var lower: Value = .null, lowerInclusive = false
-                if let (e, inc) = lo {
-                    guard let v = evaluate(e, lowerBound?.evaluate, ctx, allowNull: false) else { continue }
-                    lower = v; lowerInclusive = inc
-                }
-                var upper: Value? = nil, upperInclusive = true
-                if let (e, inc) = hi {
-                    guard let v = evaluate(e, upperBound?.evaluate, ctx, allowNull: false) else { continue }
-                    upper = v; upperInclusive = inc
-                }
-                let r = IndexKey.KeyRange.range(equal: t, lower: lower, lowerInclusive: lowerInclusive, upper: upper, upperInclusive: upperInclusive)
-                if !r.isEmpty { built.append(r) }
-            }
-        }
-        var unique = built
-        if built.count > 1 {
-            built.sort { $0.lower.lexicographicallyPrecedes($1.lower) }
-            unique = []
-            for r in built where unique.last != r { unique.append(r) }
+        var unique = KeyRangeScan.ranges(tuples: tuples, constraint: plan.keys.rangeConstraint) { e, isLower in
+            evaluate(e, isLower ? lowerBound?.evaluate : upperBound?.evaluate, ctx, allowNull: false)
         }
         if plan.descending { unique.reverse() }
         ranges = unique.map { ($0, $0.clipped()) }
@@ -146,6 +121,39 @@ final class KeyRangeScan: RowSource {
         repeatsLeft = 0
         pendingElements = []
         skipTo = nil
+    }
+
+    /// The key ranges of the equality tuples `tuples` followed by `constraint` on the next
+    /// column, in key order, each once. `bound` gives a range bound's value (nil: the
+    /// comparison is never TRUE, no range for it) from the bound and whether it is the lower one.
+    static func ranges(tuples: [[Value]], constraint: ColumnConstraint?, bound: (BoundExpr, Bool) -> Value?) -> [IndexKey.KeyRange] {
+        var built: [IndexKey.KeyRange] = []
+        for t in tuples {
+            switch constraint {
+            case nil, .equal?:
+                built.append(.point(t))
+            case .prefix(let p)?:
+                built.append(.prefix(equal: t, stringPrefix: p))
+            case .range(let lo, let hi)?:
+                var lower: Value = .null, lowerInclusive = false
+                if let (e, inc) = lo {
+                    guard let v = bound(e, true) else { continue }
+                    lower = v; lowerInclusive = inc
+                }
+                var upper: Value? = nil, upperInclusive = true
+                if let (e, inc) = hi {
+                    guard let v = bound(e, false) else { continue }
+                    upper = v; upperInclusive = inc
+                }
+                let r = IndexKey.KeyRange.range(equal: t, lower: lower, lowerInclusive: lowerInclusive, upper: upper, upperInclusive: upperInclusive)
+                if !r.isEmpty { built.append(r) }
+            }
+        }
+        if built.count <= 1 { return built }
+        built.sort { $0.lower.lexicographicallyPrecedes($1.lower) }
+        var unique: [IndexKey.KeyRange] = []
+        for r in built where unique.last != r { unique.append(r) }
+        return unique
     }
 
     /// Entries whose values share their first `groupLength` key bytes may have been
@@ -218,6 +226,7 @@ final class KeyRangeScan: RowSource {
             while ok {
                 try ctx.checkInterrupt()
                 let key = cursor.key
+                if let counters = ctx.readCounters { counters.entries &+= 1 }
                 if plan.descending {
                     if compareStoredKeys(key, scan.lower) < 0 { break }
                 } else if let upper = scan.upper, compareStoredKeys(key, upper) >= 0 {
@@ -306,6 +315,7 @@ final class KeyRangeScan: RowSource {
             while ok {
                 try ctx.checkInterrupt()
                 let key = cursor.key
+                if let counters = ctx.readCounters { counters.entries &+= 1 }
                 if let upper = scan.upper, compareStoredKeys(key, upper) >= 0 { break }
                 let m = exact.match(key: key)
                 let k = key.count

@@ -193,6 +193,13 @@ extension KeyedPlanning {
     /// SPEC §9.2: can a partial index with condition `w` serve a query whose AND-terms are `q`?
     /// Returns the query terms the index proves (rule 1 exact matches), or nil if unusable.
     static func implies(query q: [BoundExpr], indexWhere w: BoundExpr) -> [BoundExpr]? {
+        let (proven, missing) = implication(query: q, indexWhere: w)
+        return missing == nil ? proven : nil
+    }
+
+    /// The query terms the index proves, and the first AND-term of `w` that neither rule
+    /// satisfies (nil when `q` implies `w`).
+    static func implication(query q: [BoundExpr], indexWhere w: BoundExpr) -> (proven: [BoundExpr], missing: BoundExpr?) {
         var proven: [BoundExpr] = []
         for term in w.conjuncts {
             // Rule 1: the same term at the top level of Q.
@@ -209,9 +216,23 @@ extension KeyedPlanning {
             if case .test(let x, .missing, negated: true) = term {
                 if q.contains(where: { comparesOperand($0, x) }) { continue }
             }
-            return nil
+            return (proven, term)
         }
-        return proven
+        return (proven, nil)
+    }
+
+    /// The operands a term compares with a value: both sides of `= < <= > >=`, the left of
+    /// `IN`, `LIKE`, `BETWEEN` and `IS` (the expressions an index on them could serve).
+    static func comparedOperands(_ t: BoundExpr) -> [BoundExpr] {
+        switch t {
+        case .binary(let op, let a, let b):
+            switch op {
+            case .equal, .less, .lessOrEqual, .greater, .greaterOrEqual: return [a, b]
+            default: return []
+            }
+        case .inList(let a, _, false), .like(let a, _, false), .between(let a, _, _, false), .test(let a, _, _): return [a]
+        default: return []
+        }
     }
 
     /// True if `t` is `x op e` / `e op x` with op in `= != < <= > >=`, or `x IN`, `x LIKE`, `x BETWEEN`.

@@ -148,9 +148,15 @@ extension KeyedPlanning {
         // DISTINCT, or GROUP BY without aggregates, needs one entry per group: after it the
         // scan seeks past the group's key prefix.
         if groups && covering && q.aggregates.isEmpty && (q.distinct || !q.groupBy.isEmpty) { scan.skipColumns = groupColumns }
-        let entries = try request.snapshot.count(index.table)
+        var rows = try estimateEntries(index, equalities: equalities, range: rangeConstraint).rows
+        if satisfiesOrder {
+            // LIMIT stops an ordered scan early; conditions left to the filter may reject rows.
+            let residual = candidates.contains { t in !satisfied.contains(t) && !proven.contains(t) }
+            rows = orderedRows(rows, residual: residual)
+        }
         let cost = AccessCost(equalityColumns: equalities.count, rangeColumns: rangeConstraint == nil ? 0 : 1,
-                              deliversOrder: satisfiesOrder || usefulGroups ? 1 : 0, estimatedRows: entries)
+                              deliversOrder: satisfiesOrder || usefulGroups ? 1 : 0, estimatedRows: Int(rows.rounded(.up)),
+                              estimatedCost: CostModel.indexScan(rows: rows, covering: covering))
         var candidate = AccessCandidate(plan: scan, satisfied: satisfied + proven, deliversOrder: satisfiesOrder, cost: cost)
         candidate.deliversGroups = groups
         return candidate

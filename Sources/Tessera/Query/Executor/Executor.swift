@@ -39,14 +39,19 @@ final class Executor {
         case star(Int)
     }
 
-    init(prepared: PreparedPlan, txn: Snapshot, parameters: [String: Value], interrupt: QueryInterrupt? = nil,
+    /// EXPLAIN ANALYZE's figures (nil for an ordinary execution).
+    private let analysis: QueryAnalysis?
+
+    init(prepared: PreparedPlan, txn: Snapshot, parameters: [String: Value], interrupt: QueryInterrupt? = nil, analysis: QueryAnalysis? = nil,
          sourceFactory: (SourcePlan, Int) throws -> RowSource) throws {
         self.prepared = prepared
+        self.analysis = analysis
         // Fields are read through `prepared` (a local copy of the analysed query or of the
         // shared evaluators would retain every field of it, per execution).
         ctx = ExecContext(sourceCount: prepared.plan.query.sources.count, variableCount: prepared.plan.query.variableCount,
                           aggregateCount: prepared.plan.query.aggregates.count,
                           parameters: parameters, txn: txn)
+        ctx.readCounters = analysis?.counters
         ctx.interrupt = interrupt
         var lv: [RowSource] = []
         var ons: [Compiled?] = []
@@ -58,7 +63,8 @@ final class Executor {
             once ?? Compiled(ExpressionCompiler.compile(e.bindingParameters(parameters)))
         }
         for (i, sp) in prepared.plan.sources.enumerated() {
-            lv.append(try sourceFactory(sp, i))
+            let source = try sourceFactory(sp, i)
+            lv.append(analysis.map { $0.wrap(source, level: i) } ?? source)
             ons.append(sp.source.on.map { compiled($0, prepared.shared.ons[i]) })
             fs.append(sp.filter.enumerated().map { compiled($1, prepared.shared.filters[i][$0]) })
             lo.append(sp.source.join == .leftOuter)
@@ -124,13 +130,13 @@ final class Executor {
                 if leftOuter[k] && !matchedAny[k] {
                     matchedAny[k] = true
                     ctx.slots[k] = SourceSlot()
-                    if passes(filters[k]) { return true }
+                    if passes(filters[k]) { analysis?.levels[k].passed += 1; return true }
                 }
                 return false
             }
             if let on = onConditions[k], Semantics.truth(on(ctx)) != .true { continue }
             matchedAny[k] = true
-            if passes(filters[k]) { return true }
+            if passes(filters[k]) { analysis?.levels[k].passed += 1; return true }
         }
     }
 
@@ -296,6 +302,8 @@ final class Executor {
             try levels[0].reset(ctx)
             let n = try levels[0].countRows(ctx)
             if let e = ctx.deferredError { throw e }
+            // No filter is left: every row counted passed.
+            analysis?.levels[0].passed += n
             ctx.restore(Array(repeating: SourceSlot(), count: ctx.slotCount))
             for i in plan.query.aggregates.indices { ctx.aggregateValues[i] = .int(Int64(n)) }
             if having.map({ Semantics.truth($0(ctx)) == .true }) ?? true { accept(project()) }

@@ -48,7 +48,83 @@ public struct ExplainPlan: Sendable, CustomStringConvertible {
         public var rankOrdered = false
         /// For `multiIndexOr`: the lookup of each OR branch.
         public var branches: [Source] = []
+        /// The planner's estimate of the rows (index entries or documents) this access path
+        /// reads; nil for UNNEST. The planner picks the path with the least estimated work,
+        /// a document fetched by ID costing several index entries read in order.
+        public var estimatedRows: Int?
+        /// The documents a full scan of this source would read (nil for UNNEST).
+        public var fullScanRows: Int?
+        /// What this source read when the query ran (`explainPlan(analyze: true)`), else nil.
+        public var analysis: Analysis?
     }
+
+    /// What one source of the plan read when the query ran (EXPLAIN ANALYZE), summed over
+    /// its loops.
+    public struct Analysis: Sendable {
+        /// The planner's estimate of the rows the access path reads (per loop).
+        public var estimatedRows: Int?
+        /// Rows the access path produced.
+        public var actualRows: Int
+        /// Rows that passed the source's ON condition and filter (went on to the next source).
+        public var rowsPassed: Int
+        /// Times the source was read: 1, or once per row of the sources before it (the inner
+        /// side of a JOIN, an UNNEST).
+        public var loops: Int
+        /// Documents read: fetched by ID, or visited by a scan (deleted ones included).
+        public var documentsRead: Int
+        /// Index entries read.
+        public var indexEntriesRead: Int
+        /// Time spent reading the source's rows, in milliseconds.
+        public var milliseconds: Double
+    }
+
+    /// An index of a collection the query reads that the plan does not use, and why.
+    public struct UnusedIndex: Sendable {
+        /// Why the planner did not use an index.
+        public enum Reason: String, Sendable {
+            /// The planner could use it, but another path (or the full scan) was estimated
+            /// to read less; `detail` gives both estimates.
+            case cheaperPathWon
+            /// The query's expression differs from the index's (a function of it, another
+            /// path, an alias that did not normalise).
+            case expressionMismatch
+            /// The query compares the expression with another collation than the index's.
+            case collation
+            /// The query constrains a later index expression but not the leading one.
+            case notLeadingColumn
+            /// The partial index's `where` is not implied by the query's WHERE (SPEC §9.2).
+            case partialConditionNotImplied
+            /// The term on the indexed expression cannot be a key range (`!=`, `NOT`, a
+            /// leading wildcard, arithmetic on the expression).
+            case notSargable
+            /// No term, ORDER BY or GROUP BY uses the index's expressions.
+            case noPredicate
+            /// A full-text index is used only by `MATCH(index, …)`.
+            case fullTextNeedsMatch
+            /// An array index serves only an UNNEST of its path, which the query lacks.
+            case noUnnest
+            /// The source is the inner side of a LEFT JOIN (array indexes).
+            case leftOuterJoin
+        }
+
+        /// `scope.collection` of the index.
+        public var collection: String
+        /// The alias of the source it could have served.
+        public var alias: String
+        /// The index name.
+        public var index: String
+        /// Why the plan does not use it.
+        public var reason: Reason
+        /// The reason in words (the `NOT USED:` line of `explain()`).
+        public var detail: String
+    }
+
+    /// Every index of the collections read that the plan does not use, with the reason.
+    public var unusedIndexes: [UnusedIndex] = []
+    /// Under EXPLAIN ANALYZE: the rows the query returned.
+    public var resultRows: Int?
+    /// Under EXPLAIN ANALYZE: the time of the whole execution, in milliseconds.
+    public var milliseconds: Double?
 
     /// Sources in join order.
     public var sources: [Source]
@@ -80,6 +156,8 @@ public struct ExplainPlan: Sendable, CustomStringConvertible {
                            access: .fullScan, index: nil, keyRange: nil, covering: false,
                            filter: sp.filter.isEmpty ? nil : sp.filter.map { printer.print($0) }.joined(separator: " AND "),
                            arrayAlias: nil)
+            s.estimatedRows = sp.estimate?.rows
+            s.fullScanRows = sp.estimate?.scanRows
             switch sp.access {
             case .fullScan: s.access = .fullScan
             case .unnest, .boundByIndex: s.access = .unnest
@@ -168,7 +246,36 @@ public struct ExplainPlan: Sendable, CustomStringConvertible {
         }
     }
 
-    /// The plan in SQLite's EXPLAIN QUERY PLAN vocabulary, one line per step.
+    /// Adds the figures of an analysed execution.
+    mutating func attach(_ analysis: QueryAnalysis) {
+        for (i, level) in analysis.levels.enumerated() where i < sources.count {
+            sources[i].analysis = Analysis(estimatedRows: sources[i].estimatedRows, actualRows: level.rows, rowsPassed: level.passed,
+                                           loops: level.loops, documentsRead: level.documents, indexEntriesRead: level.entries,
+                                           milliseconds: Double(level.nanoseconds) / 1_000_000)
+        }
+        resultRows = analysis.resultRows
+        milliseconds = Double(analysis.nanoseconds) / 1_000_000
+    }
+
+    /// `0.042` for milliseconds (three decimals).
+    static func millisecondsText(_ ms: Double) -> String {
+        let micro = Int((ms * 1000).rounded())
+        let fraction = String(micro % 1000)
+        return "\(micro / 1000)." + String(repeating: "0", count: 3 - fraction.count) + fraction
+    }
+
+    static func plural(_ n: Int, _ one: String, _ many: String) -> String { "\(n) " + (n == 1 ? one : many) }
+
+    /// The bracketed figures EXPLAIN ANALYZE adds to an access line.
+    static func figures(_ a: Analysis) -> String {
+        let estimate = a.estimatedRows.map { "estimated \(plural($0, "row", "rows")); " } ?? ""
+        return " [\(estimate)read \(plural(a.actualRows, "row", "rows")) in \(plural(a.loops, "loop", "loops")), "
+            + "\(plural(a.indexEntriesRead, "index entry", "index entries")), \(plural(a.documentsRead, "document", "documents")), "
+            + "\(millisecondsText(a.milliseconds)) ms]"
+    }
+
+    /// The plan in SQLite's EXPLAIN QUERY PLAN vocabulary, one line per step; then, under
+    /// ANALYZE, the rows returned; then the `NOT USED:` lines.
     public var text: String {
         var lines: [String] = []
         if !aggregateReads.isEmpty {
@@ -178,8 +285,18 @@ public struct ExplainPlan: Sendable, CustomStringConvertible {
         for s in sources where aggregateReads.isEmpty {
             var line = ExplainPlan.accessLine(s)
             if let j = s.join { line = "\(j) " + line }
+            if let a = s.analysis {
+                // After the first line (a multi-index OR lists its branches below it).
+                if let nl = line.firstIndex(of: "\n") {
+                    line = String(line[..<nl]) + ExplainPlan.figures(a) + String(line[nl...])
+                } else {
+                    line += ExplainPlan.figures(a)
+                }
+            }
             lines.append(line)
-            if let f = s.filter { lines.append("  FILTER \(f)") }
+            if let f = s.filter {
+                lines.append("  FILTER \(f)" + (s.analysis.map { " [\(ExplainPlan.plural($0.rowsPassed, "row", "rows")) passed]" } ?? ""))
+            }
         }
         if grouping != nil && grouping != "(aggregate)" && aggregateReads.isEmpty && !groupsDelivered { lines.append("USE TEMP B-TREE FOR GROUP BY") }
         if distinct && !(groupsDelivered && grouping == nil) { lines.append("USE TEMP B-TREE FOR DISTINCT") }
@@ -189,6 +306,16 @@ public struct ExplainPlan: Sendable, CustomStringConvertible {
         default: lines.append("USE TEMP B-TREE FOR ORDER BY (\(sort))")
         }
         if let limit { lines.append("LIMIT \(limit)" + (offset > 0 ? " OFFSET \(offset)" : "")) } else if offset > 0 { lines.append("OFFSET \(offset)") }
+        if let resultRows, let milliseconds {
+            lines.append("RESULT \(ExplainPlan.plural(resultRows, "row", "rows")) in \(ExplainPlan.millisecondsText(milliseconds)) ms")
+        }
+        if !unusedIndexes.isEmpty {
+            lines.append("NOT USED:")
+            let aliases = Set(unusedIndexes.map(\.alias))
+            for u in unusedIndexes {
+                lines.append("  \(u.index)" + (aliases.count > 1 ? " (\(u.alias))" : "") + ": " + u.detail)
+            }
+        }
         return lines.joined(separator: "\n")
     }
 

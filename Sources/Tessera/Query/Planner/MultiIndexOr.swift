@@ -34,6 +34,7 @@ extension Planner {
             guard case .binary(.or, _, _) = term, !term.referencedSources.contains(where: { $0 > src.index }) else { continue }
             var branches: [any IndexAccessPlan] = []
             var rows = 0
+            var cost = 0.0
             for branch in KeyedPlanning.flatten(term, .or) {
                 let branchTerms = branch.conjuncts.map(Planner.orAsIn)
                 guard let c = try bestIndexAccess(for: src, store: store, terms: branchTerms, query: branchQuery(branch)),
@@ -43,10 +44,11 @@ extension Planner {
                 }
                 branches.append(c.plan)
                 rows += c.cost.estimatedRows
+                cost += c.cost.estimatedCost
             }
             if branches.count >= 2 {
                 return AccessCandidate(plan: MultiIndexOrPlan(branches: branches), satisfied: [], deliversOrder: false,
-                                       cost: AccessCost(rangeColumns: 1, estimatedRows: rows))
+                                       cost: AccessCost(rangeColumns: 1, estimatedRows: rows, estimatedCost: cost))
             }
         }
         return nil

@@ -28,6 +28,8 @@ struct Planner {
 
         for src in q.sources {
             var access: AccessPath
+            var estimate: Estimate?
+            var considered: [AccessCandidate] = []
             switch src.kind {
             case .unnest(let path):
                 access = .unnest(path)
@@ -36,15 +38,33 @@ struct Planner {
                 }
             case .collection(let key):
                 access = .fullScan
-                if let store = stores[key], let chosen = try bestIndexAccess(for: src, store: store, terms: remaining)
-                    ?? multiIndexOr(for: src, store: store, terms: remaining) {
+                guard let store = stores[key] else { break }
+                // Issue 16: the cheapest path by estimated rows read, the full scan included
+                // (which an index must beat by `CostModel.scanMargin`).
+                let documents = try txn.count(store.docs)
+                var chosen = try bestIndexAccess(for: src, store: store, terms: remaining, considered: &considered)
+                // Without the array index, the scan also unnests every element (as many as
+                // the index has entries).
+                var elements = 0
+                for c in considered where !c.plan.boundSources.isEmpty {
+                    if let index = c.plan.index { elements = max(elements, try txn.count(index.table)) }
+                }
+                let scanCost = Double(documents) * CostModel.scanRow + Double(elements) * CostModel.elementRead
+                estimate = Estimate(rows: documents, cost: scanCost, scanRows: documents)
+                func affordable(_ c: AccessCandidate) -> Bool { c.cost.required || c.cost.estimatedCost <= scanCost + CostModel.scanMargin }
+                if chosen.map(affordable) != true { chosen = try multiIndexOr(for: src, store: store, terms: remaining) }
+                if let chosen, affordable(chosen) {
                     access = .index(chosen.plan)
+                    estimate = Estimate(rows: chosen.cost.estimatedRows, cost: chosen.cost.estimatedCost, scanRows: documents)
                     orderSatisfied = orderSatisfied || chosen.deliversOrder
                     groupsDelivered = chosen.deliversGroups && q.sources.count == 1
                     remaining.removeAll { t in chosen.satisfied.contains(t) || writtenForm[t].map(chosen.satisfied.contains) == true }
                 }
             }
-            sources.append(SourcePlan(source: src, store: src.collectionKey.flatMap { stores[$0] }, access: access, filter: []))
+            var sp = SourcePlan(source: src, store: src.collectionKey.flatMap { stores[$0] }, access: access, filter: [])
+            sp.estimate = estimate
+            sp.considered = considered
+            sources.append(sp)
         }
 
         // Place each remaining WHERE term at the deepest source it references.
@@ -123,17 +143,27 @@ struct Planner {
     /// Kinds are asked in registry order and indexes in catalogue order; on equal cost the
     /// first offer stays.
     func bestIndexAccess(for src: SourceInfo, store: CollectionStore, terms: [BoundExpr], query: AnalyzedQuery? = nil) throws -> AccessCandidate? {
-        let request = AccessRequest(query: query ?? self.query, source: src, terms: terms, parameters: parameters, snapshot: txn, docs: store.docs)
+        var considered: [AccessCandidate] = []
+        return try bestIndexAccess(for: src, store: store, terms: terms, query: query, considered: &considered)
+    }
+
+    /// Same, also returning every candidate offered (for EXPLAIN's `NOT USED:` lines).
+    func bestIndexAccess(for src: SourceInfo, store: CollectionStore, terms: [BoundExpr], query: AnalyzedQuery? = nil,
+                         considered: inout [AccessCandidate]) throws -> AccessCandidate? {
+        let request = AccessRequest(query: query ?? self.query, source: src, terms: terms, parameters: parameters, snapshot: txn,
+                                    docs: store.docs, meta: counters)
         var best: AccessCandidate?
         for kind in IndexKinds.all {
             for index in store.indexes where type(of: index.kind) == kind {
                 for candidate in try index.kind.accessPaths(index, for: request) {
+                    considered.append(candidate)
                     if let b = best, !(b.cost < candidate.cost) { continue }
                     best = candidate
                 }
             }
         }
         for candidate in try PrimaryKeyAccess.accessPaths(for: request) {
+            considered.append(candidate)
             if let b = best, !(b.cost < candidate.cost) { continue }
             best = candidate
         }

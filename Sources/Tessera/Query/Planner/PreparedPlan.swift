@@ -17,6 +17,19 @@ final class PreparedPlan: @unchecked Sendable {
     /// The query is `count(*)`s of one source's rows, with no filter left and nothing else
     /// read from a row: the row source counts its rows (an index its entries) unbound.
     let countsRows: Bool
+    /// The size class of each collection the plan reads when it was made (`sizeClasses`):
+    /// the plan's cost estimates hold while the sizes stay in their class.
+    var sizes: [Int] = []
+
+    /// The bit width of each collection source's document count: a collection that doubled
+    /// or halved since gets a new plan.
+    static func sizeClasses(_ plan: QueryPlan, txn: Snapshot) throws -> [Int] {
+        var out: [Int] = []
+        for sp in plan.sources {
+            if let store = sp.store { out.append(Int.bitWidth - (try txn.count(store.docs)).leadingZeroBitCount) }
+        }
+        return out
+    }
 
     init(version: UInt64, plan: QueryPlan) {
         self.version = version
@@ -60,6 +73,7 @@ final class PreparedPlan: @unchecked Sendable {
         shared = other.shared
         usesMatch = other.usesMatch
         countsRows = other.countsRows
+        sizes = other.sizes
     }
 }
 

@@ -33,6 +33,20 @@ struct SourcePlan {
     var access: AccessPath
     /// Conditions checked as soon as this source (and those before it) is bound.
     var filter: [BoundExpr]
+    /// The planner's estimate for the chosen path (nil for UNNEST).
+    var estimate: Estimate? = nil
+    /// Every index path offered for this source (chosen or not).
+    var considered: [AccessCandidate] = []
+}
+
+/// Rows and cost the planner estimated for a source's access path.
+struct Estimate {
+    /// Rows (index entries or documents) the chosen path reads.
+    var rows: Int
+    /// Its cost in `CostModel` units.
+    var cost: Double
+    /// Documents a full scan would read.
+    var scanRows: Int
 }
 
 /// A complete plan.
