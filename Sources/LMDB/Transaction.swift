@@ -26,7 +26,8 @@ import Darwin
     @usableFromInline package init(rawValue: UInt32) { self.rawValue = rawValue }
     /// Fail (return false) instead of overwriting an existing key.
     @usableFromInline package static let noOverwrite = PutFlags(rawValue: UInt32(MDB_NOOVERWRITE))
-    /// The key sorts after every key in the table: append without searching (bulk loads).
+    /// The key sorts after every key in the table: append without searching, filling pages
+    /// instead of splitting them in half (bulk loads). A key that does not is put as usual.
     @usableFromInline package static let append = PutFlags(rawValue: UInt32(MDB_APPEND))
 }
 
@@ -182,6 +183,10 @@ import Darwin
         let appending = flags.contains(.append)
         if !appending || !appendedTables.contains(table.dbi) { try checkLeaf(table, &k) }
         let rc = tessera_mdb_put(UnsafeMutableRawPointer(handle), table.dbi, &k, &v, flags.rawValue)
+        if rc == MDB_KEYEXIST && appending {
+            // Not after the last key (LMDB changed nothing): an ordinary put.
+            return try put(table, key: key, value: value, flags: flags.subtracting(.append))
+        }
         if rc == MDB_KEYEXIST && flags.contains(.noOverwrite) { return false }
         try checkWrite(rc)
         if appending && !appendedTables.contains(table.dbi) { appendedTables.append(table.dbi) }
@@ -202,9 +207,15 @@ import Darwin
                             fill: (UnsafeMutableRawBufferPointer) throws -> Void) throws {
         var k = MDB_val(mv_size: key.count, mv_data: UnsafeMutableRawPointer(mutating: key.baseAddress))
         var v = MDB_val(mv_size: size, mv_data: nil)
-        try checkLeaf(table, &k)
+        let appending = flags.contains(.append)
+        if !appending || !appendedTables.contains(table.dbi) { try checkLeaf(table, &k) }
         let rc = tessera_mdb_put(UnsafeMutableRawPointer(handle), table.dbi, &k, &v, flags.rawValue | UInt32(MDB_RESERVE))
+        if rc == MDB_KEYEXIST && appending {
+            // Not after the last key (LMDB changed nothing): an ordinary put.
+            return try putReserved(table, key: key, size: size, flags: flags.subtracting(.append), fill: fill)
+        }
         try checkWrite(rc)
+        if appending && !appendedTables.contains(table.dbi) { appendedTables.append(table.dbi) }
         try fill(UnsafeMutableRawBufferPointer(start: v.mv_data, count: size))
     }
 

@@ -215,12 +215,14 @@ public final class Collection: @unchecked Sendable, CustomStringConvertible {
             }
             let seq = try ctx.nextSequence(key)
             if let old { try txn.delete(store.bySequence, key: sequenceKey(old.sequence)) }
-            try txn.put(store.bySequence, key: sequenceKey(seq), value: idBytes)
+            // Sequences only grow: every one goes after the last.
+            try txn.put(store.bySequence, key: sequenceKey(seq), value: idBytes, flags: .append)
             let generation = (old?.generation ?? 0) &+ 1
             let digest = body.withUnsafeBytes { DocumentRecord.digest(generation: generation, body: $0) }
             let record = DocumentRecord(deleted: deleting, sequence: seq, generation: generation, digest: digest, expiration: 0)
+            let flags = oldRaw == nil ? try ctx.documentPutFlags(key, store: store, id: idBytes) : []
             try idBytes.withUnsafeMutableBytes { k in
-                try txn.putReserved(store.docs, key: UnsafeRawBufferPointer(k), size: DocumentRecord.headerSize + body.count) { out in
+                try txn.putReserved(store.docs, key: UnsafeRawBufferPointer(k), size: DocumentRecord.headerSize + body.count, flags: flags) { out in
                     record.writeHeader(into: out)
                     body.withUnsafeBytes { src in
                         UnsafeMutableRawBufferPointer(rebasing: out[DocumentRecord.headerSize...]).copyMemory(from: src)
