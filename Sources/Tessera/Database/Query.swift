@@ -117,11 +117,16 @@ public final class Query: Sendable {
     }
 
     func boundParameters(for q: AnalyzedQuery) throws -> [String: Value] {
+        try boundParameters(names: q.parameterNames)
+    }
+
+    /// The parameters given, checked against the query's parameter names `names`.
+    func boundParameters(names: Set<String>) throws -> [String: Value] {
         let given = parameters?.values ?? [:]
         var nulls = false
         for (name, value) in given {
-            guard q.parameterNames.contains(name) else {
-                throw QueryError(.semantic, "unknown parameter '$\(name)': the query has \(q.parameterNames.isEmpty ? "no parameters" : q.parameterNames.sorted().map { "$" + $0 }.joined(separator: ", "))", source: text)
+            guard names.contains(name) else {
+                throw QueryError(.semantic, "unknown parameter '$\(name)': the query has \(names.isEmpty ? "no parameters" : names.sorted().map { "$" + $0 }.joined(separator: ", "))", source: text)
             }
             if value.isNull { nulls = true }
         }
@@ -144,8 +149,8 @@ public final class Query: Sendable {
         let write = database.currentWrite()
         if let txn, write == nil {
             let version = database.catalog.withLock { $0.version }
-            if let hit = cachedPlan.withLock({ $0 }), hit.version == version, try PreparedPlan.sizeClasses(hit.plan, txn: txn) == hit.sizes {
-                let params = try boundParameters(for: hit.plan.query)
+            if let hit = cachedPlan.withLock({ $0 }), hit.version == version, try hit.sizesHold(txn: txn) {
+                let params = try boundParameters(names: hit.parameterNames)
                 guard !hit.constantLimits else { return (hit, params) }
                 var plan = hit.plan
                 try Planner(query: plan.query, stores: [:], parameters: params, txn: txn, counters: database.metaTable).applyLimits(&plan)
@@ -209,7 +214,7 @@ public final class Query: Sendable {
         }
         do {
             let (prepared, params) = try prepare(txn: txn)
-            let interrupt = QueryInterrupt(epochs: [interruptEpoch, database.interruptEpoch], timeout: database.queryTimeout)
+            let interrupt = QueryInterrupt(query: interruptEpoch, database: database.interruptEpoch, timeout: database.queryTimeout)
             return try ResultSet(database: database, prepared: prepared, parameters: params, txn: txn, owned: owned != nil,
                                  interrupt: interrupt, analysis: analysis)
         } catch {

@@ -32,8 +32,10 @@ enum InterruptReason: UInt8 {
 /// The interruption state of one query execution.
 final class QueryInterrupt: Sendable {
     private let flag = Atomic<UInt8>(0)
-    /// Epochs whose advance interrupts this execution (its query's and its database's).
-    private let epochs: [(InterruptEpoch, UInt64)]
+    /// Epochs whose advance interrupts this execution (its query's and its database's) and
+    /// their values when it started; two fields rather than an array (no allocation per execution).
+    private let epoch0: (InterruptEpoch, UInt64)?
+    private let epoch1: (InterruptEpoch, UInt64)?
     /// Monotonic deadline in nanoseconds (0: none), and the timeout it came from.
     private let deadline: UInt64
     private let timeout: Double
@@ -42,10 +44,12 @@ final class QueryInterrupt: Sendable {
     private let sinceClock = Atomic<UInt32>(0)
 
     /// - Parameters:
-    ///   - epochs: interrupting any of these stops this execution.
+    ///   - query: the query's epoch, `database`: the database's; advancing either stops this
+    ///     execution.
     ///   - timeout: seconds from now after which the execution stops (nil: never).
-    init(epochs: [InterruptEpoch] = [], timeout: Double? = nil) {
-        self.epochs = epochs.map { ($0, $0.current) }
+    init(query: InterruptEpoch? = nil, database: InterruptEpoch? = nil, timeout: Double? = nil) {
+        epoch0 = query.map { ($0, $0.current) }
+        epoch1 = database.map { ($0, $0.current) }
         if let timeout, timeout > 0, timeout.isFinite {
             self.timeout = timeout
             let ns = min(timeout * 1e9, Double(UInt64.max / 4))
@@ -91,7 +95,11 @@ final class QueryInterrupt: Sendable {
 
     @inline(never)
     private func slowReason() -> InterruptReason {
-        for (epoch, started) in epochs where epoch.current != started {
+        if let (epoch, started) = epoch0, epoch.current != started {
+            interrupt(.interrupted)
+            return .interrupted
+        }
+        if let (epoch, started) = epoch1, epoch.current != started {
             interrupt(.interrupted)
             return .interrupted
         }

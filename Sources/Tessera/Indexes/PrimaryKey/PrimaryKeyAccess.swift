@@ -140,6 +140,22 @@ final class PrimaryKeyScan: RowSource {
         lower = nil
         upper = nil
         prefix = nil
+        if let points = plan.points, points.count == 1, !plan.spread, slot == 0 {
+            // One ID (`meta().id = $id`, the usual case): no list to sort.
+            keys.removeAll(keepingCapacity: true)
+            idOffset = 0
+            guard case .string(let s)? = Self.value(points[0], pointEvaluators[0].evaluate, ctx), !s.isEmpty else { return }
+            var s2 = s
+            s2.withUTF8 { utf8 in
+                if idBytes.count < utf8.count {
+                    idBytes.deallocate()
+                    idBytes = .allocate(byteCount: max(utf8.count, 2 * idBytes.count), alignment: 1)
+                }
+                idBytes.baseAddress!.copyMemory(from: utf8.baseAddress!, byteCount: utf8.count)
+                keys.append(Array(utf8))
+            }
+            return
+        }
         if let points = plan.points {
             var ks: [[UInt8]] = []
             for (e, f) in zip(points, pointEvaluators) {

@@ -13,18 +13,20 @@ final class Executor {
     private var plan: QueryPlan { _read { yield prepared.plan } }
     let ctx: ExecContext
     private let levels: [RowSource]
-    private let onConditions: [Compiled?]
-    private let filters: [[Compiled]]
-    private let leftOuter: [Bool]
+    /// ON, filters, columns, keys and HAVING: the plan's own when they read no parameter.
+    private let ev: ExecutorEvaluators
+    private var onConditions: [Compiled?] { _read { yield ev.ons } }
+    private var filters: [[Compiled]] { _read { yield ev.filters } }
+    private var leftOuter: [Bool] { _read { yield ev.leftOuter } }
     @exclusivity(unchecked) private var matchedAny: [Bool]
     @exclusivity(unchecked) private var started = false
     @exclusivity(unchecked) private var exhausted = false
 
-    private let columns: [ColumnEvaluator]
-    private let orderKeys: [(Compiled, Collation, Bool)]
-    private let aggregateArgs: [[Compiled]]
-    private let groupKeys: [Compiled]
-    private let having: Compiled?
+    private var columns: [ColumnEvaluator] { _read { yield ev.columns } }
+    private var orderKeys: [(Compiled, Collation, Bool)] { _read { yield ev.orderKeys } }
+    private var aggregateArgs: [[Compiled]] { _read { yield ev.aggregateArgs } }
+    private var groupKeys: [Compiled] { _read { yield ev.groupKeys } }
+    private var having: Compiled? { ev.having }
 
     // Streaming state.
     @exclusivity(unchecked) private var buffered: [[ResultCell]]?
@@ -54,20 +56,10 @@ final class Executor {
         ctx.readCounters = analysis?.counters
         ctx.interrupt = interrupt
         var lv: [RowSource] = []
-        var ons: [Compiled?] = []
-        var fs: [[Compiled]] = []
-        var lo: [Bool] = []
-        // Expressions without parameters were compiled once for the plan; the others take this
-        // execution's parameters as constants before compiling.
-        func compiled(_ e: BoundExpr, _ once: Compiled?) -> Compiled {
-            once ?? Compiled(ExpressionCompiler.compile(e.bindingParameters(parameters)))
-        }
-        for (i, sp) in prepared.plan.sources.enumerated() {
-            let source = try sourceFactory(sp, i)
+        lv.reserveCapacity(prepared.plan.sources.count)
+        for i in prepared.plan.sources.indices {
+            let source = try sourceFactory(prepared.plan.sources[i], i)
             lv.append(analysis.map { $0.wrap(source, level: i) } ?? source)
-            ons.append(sp.source.on.map { compiled($0, prepared.shared.ons[i]) })
-            fs.append(sp.filter.enumerated().map { compiled($1, prepared.shared.filters[i][$0]) })
-            lo.append(sp.source.join == .leftOuter)
         }
         levels = lv
         if prepared.usesMatch {
@@ -82,30 +74,8 @@ final class Executor {
                 return try index.kind.matches(index, snapshot: snapshot, query: query) ?? [:]
             }
         }
-        onConditions = ons
-        filters = fs
-        leftOuter = lo
+        ev = prepared.evaluators ?? ExecutorEvaluators(plan: prepared.plan, shared: prepared.shared, parameters: parameters)
         matchedAny = Array(repeating: false, count: lv.count)
-        columns = prepared.plan.query.columns.enumerated().map { i, col in
-            switch col.kind {
-            case .expression(let e): return .expression(compiled(e, prepared.shared.columns[i]))
-            case .star(let s): return .star(s ?? 0)
-            }
-        }
-        // A key that is a constant once parameters are bound (`GROUP BY $p`, `ORDER BY $p`)
-        // never separates rows: leave it out rather than hash or compare it for every row.
-        func constant(_ e: BoundExpr) -> Bool {
-            if case .literal = e.bindingParameters(parameters) { return true }
-            return false
-        }
-        orderKeys = prepared.plan.query.orderBy.enumerated().filter { !constant($1.expr) }.map { i, t in
-            var collation = Collation.binary
-            if case .collate(_, let c) = t.expr { collation = c }
-            return (compiled(t.expr, prepared.shared.orderKeys[i]), collation, t.descending)
-        }
-        aggregateArgs = prepared.plan.query.aggregates.enumerated().map { i, a in a.args.enumerated().map { compiled($1, prepared.shared.aggregateArgs[i][$0]) } }
-        groupKeys = prepared.plan.query.groupBy.enumerated().filter { !constant($1) }.map { compiled($1, prepared.shared.groupKeys[$0]) }
-        having = prepared.plan.query.having.map { compiled($0, prepared.shared.having) }
         limit = prepared.plan.limit
         offset = prepared.plan.offset
     }
@@ -456,4 +426,50 @@ struct BoundedHeap<Element> {
     }
 
     func sortedElements() -> [Element] { items.sorted(by: less) }
+}
+
+/// The evaluators of an execution above its row sources (ON, filters, result columns, ORDER BY
+/// and GROUP BY keys, aggregate arguments, HAVING). Expressions without parameters come
+/// compiled from the plan's `SharedEvaluators`; the others take `parameters` as constants.
+/// A plan whose expressions read no parameter makes this once (`PreparedPlan.evaluators`).
+final class ExecutorEvaluators: @unchecked Sendable {
+    // @unchecked Sendable: immutable, and compiled evaluators keep no state of their own
+    // (see SharedEvaluators).
+    let ons: [Compiled?]
+    let filters: [[Compiled]]
+    let leftOuter: [Bool]
+    let columns: [Executor.ColumnEvaluator]
+    let orderKeys: [(Compiled, Collation, Bool)]
+    let aggregateArgs: [[Compiled]]
+    let groupKeys: [Compiled]
+    let having: Compiled?
+
+    init(plan: QueryPlan, shared: SharedEvaluators, parameters: [String: Value]) {
+        func compiled(_ e: BoundExpr, _ once: Compiled?) -> Compiled {
+            once ?? Compiled(ExpressionCompiler.compile(e.bindingParameters(parameters)))
+        }
+        ons = plan.sources.enumerated().map { i, sp in sp.source.on.map { compiled($0, shared.ons[i]) } }
+        filters = plan.sources.enumerated().map { i, sp in sp.filter.enumerated().map { compiled($1, shared.filters[i][$0]) } }
+        leftOuter = plan.sources.map { $0.source.join == .leftOuter }
+        columns = plan.query.columns.enumerated().map { i, col in
+            switch col.kind {
+            case .expression(let e): return .expression(compiled(e, shared.columns[i]))
+            case .star(let s): return .star(s ?? 0)
+            }
+        }
+        // A key that is a constant once parameters are bound (`GROUP BY $p`, `ORDER BY $p`)
+        // never separates rows: leave it out rather than hash or compare it for every row.
+        func constant(_ e: BoundExpr) -> Bool {
+            if case .literal = e.bindingParameters(parameters) { return true }
+            return false
+        }
+        orderKeys = plan.query.orderBy.enumerated().filter { !constant($1.expr) }.map { i, t in
+            var collation = Collation.binary
+            if case .collate(_, let c) = t.expr { collation = c }
+            return (compiled(t.expr, shared.orderKeys[i]), collation, t.descending)
+        }
+        aggregateArgs = plan.query.aggregates.enumerated().map { i, a in a.args.enumerated().map { compiled($1, shared.aggregateArgs[i][$0]) } }
+        groupKeys = plan.query.groupBy.enumerated().filter { !constant($1) }.map { compiled($1, shared.groupKeys[$0]) }
+        having = plan.query.having.map { compiled($0, shared.having) }
+    }
 }

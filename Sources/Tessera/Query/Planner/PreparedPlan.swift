@@ -1,5 +1,7 @@
 // A plan kept by a query between executions.
 
+import Synchronization
+
 /// A plan made for one catalogue version, with what every execution of it shares.
 final class PreparedPlan: @unchecked Sendable {
     // Immutable after init; the plan's row-source factories and compiled parts are values.
@@ -20,6 +22,23 @@ final class PreparedPlan: @unchecked Sendable {
     /// The size class of each collection the plan reads when it was made (`sizeClasses`):
     /// the plan's cost estimates hold while the sizes stay in their class.
     var sizes: [Int] = []
+    /// The last snapshot (its transaction ID) in which `sizes` were found to hold: an execution
+    /// in the same snapshot skips counting again.
+    private let sizesCheckedAt = Atomic<UInt64>(0)
+    /// Everything an execution evaluates above its row sources, when no expression reads a
+    /// parameter (made once; nil otherwise, and each execution makes its own).
+    let evaluators: ExecutorEvaluators?
+    /// The query's parameter names (checked against the given parameters at each execution).
+    let parameterNames: Set<String>
+
+    /// True if the collections are still in the size classes the plan was made for.
+    func sizesHold(txn: Snapshot) throws -> Bool {
+        let id = txn.transactionID
+        if id != 0 && sizesCheckedAt.load(ordering: .relaxed) == id { return true }
+        guard try PreparedPlan.sizeClasses(plan, txn: txn) == sizes else { return false }
+        sizesCheckedAt.store(id, ordering: .relaxed)
+        return true
+    }
 
     /// The bit width of each collection source's document count: a collection that doubled
     /// or halved since gets a new plan.
@@ -48,6 +67,8 @@ final class PreparedPlan: @unchecked Sendable {
         shared = SharedEvaluators(plan)
         usesMatch = SharedEvaluators.mentionsMatch(plan)
         countsRows = PreparedPlan.countsRows(plan)
+        evaluators = SharedEvaluators.readParameters(plan) ? nil : ExecutorEvaluators(plan: plan, shared: shared, parameters: [:])
+        parameterNames = plan.query.parameterNames
     }
 
     static func countsRows(_ plan: QueryPlan) -> Bool {
@@ -74,6 +95,8 @@ final class PreparedPlan: @unchecked Sendable {
         usesMatch = other.usesMatch
         countsRows = other.countsRows
         sizes = other.sizes
+        evaluators = other.evaluators
+        parameterNames = other.parameterNames
     }
 }
 
@@ -100,6 +123,16 @@ struct SharedEvaluators: @unchecked Sendable {
         aggregateArgs = q.aggregates.map { $0.args.map(once) }
         groupKeys = q.groupBy.map(once)
         having = q.having.flatMap(once)
+    }
+
+    /// True if an expression an execution evaluates above the row sources reads a parameter.
+    static func readParameters(_ plan: QueryPlan) -> Bool {
+        let q = plan.query
+        var exprs: [BoundExpr] = q.orderBy.map(\.expr) + q.groupBy + q.aggregates.flatMap(\.args)
+        q.having.map { exprs.append($0) }
+        for c in q.columns { if case .expression(let e) = c.kind { exprs.append(e) } }
+        for s in plan.sources { s.source.on.map { exprs.append($0) }; exprs += s.filter }
+        return exprs.contains { $0.readsParameters }
     }
 
     /// True if an expression of the plan calls MATCH or RANK.
