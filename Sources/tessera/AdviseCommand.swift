@@ -32,9 +32,7 @@ enum AdviseCommand {
             return try advise(db, log: log, path: path)
         }
         guard let text = inv.operands.first else { throw CLIError.usage("give a query, or --log FILE") }
-        let query = try db.createQuery(try QueryCommands.readQueryText(text))
-        query.parameters = try QueryCommands.parameters(inv)
-        let advice = try db.adviseIndexes(for: query)
+        let advice = try db.adviseIndexes(for: try QueryCommands.readQueryText(text), parameters: try QueryCommands.parameters(inv))
         if advice.isEmpty {
             IO.out.line("No index would make this query read fewer rows.")
             return ExitCode.ok
@@ -66,7 +64,7 @@ enum AdviseCommand {
             let line = String(raw).trimmed
             if line.isEmpty || line.hasPrefix("#") || line.hasPrefix("--") { continue }
             do {
-                for a in try db.adviseIndexes(for: try db.createQuery(line)) {
+                for a in try db.adviseIndexes(for: line) {
                     let key = a.collection + "\u{0}" + a.swiftConfiguration
                     if let seen = ranked[key] {
                         ranked[key] = (seen.advice, seen.queries + 1, seen.benefit + a.benefit)

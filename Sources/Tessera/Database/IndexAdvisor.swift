@@ -1,6 +1,7 @@
 // The index advisor (issue 20): for each collection a query reads, candidate index
 // definitions are made from its WHERE terms (equalities first, then a range), its ORDER BY
-// (with LIMIT), its GROUP BY and its UNNEST chains; each is built inside a write
+// (with LIMIT), its GROUP BY and its UNNEST chains (and, for a MATCH naming a full-text
+// index that does not exist, that index over the longest text property); each is built inside a write
 // transaction that is then rolled back, the query is planned against it, and the one the
 // plan uses with the fewest estimated rows read is proposed — when it reads fewer than today.
 // Nothing is ever created: the transaction is always aborted.
@@ -55,6 +56,19 @@ extension Database {
         } catch is AdvisorRollback {}
         return found.sorted { $0.benefit > $1.benefit }
     }
+
+    /// Proposes indexes for the SQL++ query `sql` run with `parameters`, like
+    /// `adviseIndexes(for:)`; the query may also name, in MATCH and RANK, a full-text index
+    /// that does not exist yet (which `createQuery` rejects): the advice is then that index,
+    /// over the collection's longest text property in a sample of its documents.
+    ///
+    /// - Throws: `QueryError` for a syntax error or when the query cannot be planned, and as
+    ///   `adviseIndexes(for:)`.
+    public func adviseIndexes(for sql: String, parameters: Parameters? = nil) throws -> [IndexAdvice] {
+        let query = Query(unanalysed: try SQLParser.parseStatement(sql), text: sql, database: self)
+        query.parameters = parameters
+        return try adviseIndexes(for: query)
+    }
 }
 
 /// Thrown to roll the advisor's trial transaction back.
@@ -74,7 +88,8 @@ struct IndexAdvisor {
     }
 
     func advise() throws -> [IndexAdvice] {
-        let q = try query.analyze(ctx.catalog)
+        let (q, missing) = try query.analyze(ctx.catalog, acceptingMissingFullTextIndexes: true)
+        if !missing.isEmpty { return try adviseFullText(missing) }
         let params = try query.boundParameters(for: q)
         var stores: [CollectionKey: CollectionStore] = [:]
         for s in q.sources { if let k = s.collectionKey { stores[k] = try ctx.store(k) } }
@@ -111,6 +126,96 @@ struct IndexAdvisor {
             }
         }
         return out
+    }
+
+    /// MATCH names full-text indexes that do not exist, so the query cannot run: each is
+    /// proposed under that name over its collection's longest text property (from a sample of
+    /// documents), built in the trial transaction, and the query planned against them. Rows
+    /// before: the collection's documents (what a scan with LIKE or CONTAINS would read).
+    private func adviseFullText(_ missing: [(collection: CollectionKey, name: String)]) throws -> [IndexAdvice] {
+        var catalog = ctx.catalog
+        var made: [(Candidate, CollectionKey, name: String, IndexStore)] = []
+        for (key, name) in missing {
+            guard let store = catalog.collections[key], let field = try longestTextProperty(store) else { return [] }
+            let c = Candidate(type: .fullText, expressions: [field])
+            let def = definition(c, name: name)
+            guard (try? IndexStore.validate(def, collection: key)) != nil else { return [] }
+            let index = try IndexStore.open(def, collection: key, txn: ctx.txn)
+            try index.backfill(txn: ctx.txn, docs: store.docs)
+            catalog.collections[key] = store.with(indexes: store.indexes + [index])
+            made.append((c, key, name, index))
+        }
+        let q = try query.analyze(catalog, acceptingMissingFullTextIndexes: false).query
+        let params = try query.boundParameters(for: q)
+        var stores: [CollectionKey: CollectionStore] = [:]
+        for s in q.sources { if let k = s.collectionKey { stores[k] = catalog.collections[k] } }
+        var out: [IndexAdvice] = []
+        for (c, key, name, index) in made {
+            var (rows, _, used) = try evaluate(q, stores: stores, params: params, trial: index)
+            guard used, let store = stores[key] else { continue }
+            // The planner has no estimate for a full-text search: count its matches in the
+            // trial index when the searched text is known.
+            if let text = matchText(q, index: name, params: params), let found = try index.kind.matches(index, snapshot: ctx.txn, query: text) {
+                rows = found.count
+            }
+            let before = try ctx.txn.count(store.docs)
+            out.append(advice(c, name: name, collection: key, before: before, after: min(rows, before)))
+        }
+        return out
+    }
+
+    /// The text a WHERE term `MATCH(index, text)` searches, when it is a literal or a parameter.
+    private func matchText(_ q: AnalyzedQuery, index: String, params: [String: Value]) -> String? {
+        for t in q.whereClause?.conjuncts ?? [] {
+            guard case .match(_, let n, let e) = t, n.lowercased() == index.lowercased() else { continue }
+            if case .literal(.string(let s)) = e.bindingParameters(params) { return s }
+        }
+        return nil
+    }
+
+    /// The top-level string property with the most words per document in a sample of the
+    /// collection's first 1,000 documents (at least two on average), as a SQL++ path; nil if none.
+    private func longestTextProperty(_ store: CollectionStore) throws -> String? {
+        var words: [[UInt8]: Int] = [:]
+        var sampled = 0
+        try ctx.txn.withCursor(store.docs) { c in
+            var ok = try c.first()
+            while ok && sampled < 1_000 {
+                if let h = DocumentRecord.header(c.value), !h.deleted, let root = BinaryValue.root(DocumentRecord.body(c.value)) {
+                    sampled += 1
+                    for (k, v) in root.members {
+                        guard let n = v.withUTF8({ IndexAdvisor.wordCount($0) }), n > 0 else { continue }
+                        words[Array(k), default: 0] += n
+                    }
+                }
+                ok = try c.next()
+            }
+        }
+        guard sampled > 0, let best = words.max(by: { $0.value < $1.value || ($0.value == $1.value && $0.key.lexicographicallyPrecedes($1.key) == false) }),
+              best.value >= 2 * sampled else { return nil }
+        return IndexAdvisor.pathText(String(decoding: best.key, as: UTF8.self))
+    }
+
+    /// Runs of letters or digits in UTF-8 text (bytes ≥ 0x80 count as letters).
+    static func wordCount(_ text: UnsafeRawBufferPointer) -> Int {
+        var n = 0, inWord = false
+        for b in text {
+            let letter = b >= 0x80 || (b >= 0x30 && b <= 0x39) || (b | 0x20 >= 0x61 && b | 0x20 <= 0x7A)
+            if letter && !inWord { n += 1 }
+            inWord = letter
+        }
+        return n
+    }
+
+    /// A property name as a SQL++ path: as written when it is an identifier, else in backticks.
+    static func pathText(_ name: String) -> String {
+        let plain = name.unicodeScalars.enumerated().allSatisfy { i, ch in
+            ch == "_" || ("a"..."z").contains(ch) || ("A"..."Z").contains(ch) || (i > 0 && ("0"..."9").contains(ch))
+        }
+        if plain && !name.isEmpty { return name }
+        var out = "`"
+        for ch in name { if ch == "`" { out.append("`") }; out.append(ch) }
+        return out + "`"
     }
 
     /// Rows and cost estimated for the collection sources of the plan, and whether it uses `trial`.
@@ -249,6 +354,7 @@ struct IndexAdvisor {
         if c.type == .array {
             return ArrayIndexConfiguration(path: c.path ?? "", expressions: c.expressions.isEmpty ? nil : c.expressions).definition(name: name)
         }
+        if c.type == .fullText { return FullTextIndexConfiguration(c.expressions).definition(name: name) }
         return ValueIndexConfiguration(c.expressions, where: c.whereClause).definition(name: name)
     }
 
@@ -287,6 +393,10 @@ struct IndexAdvisor {
             swift = "ArrayIndexConfiguration(path: \(quoted(c.path ?? ""))"
                 + (c.expressions.isEmpty ? ")" : ", expressions: [" + c.expressions.map(quoted).joined(separator: ", ") + "])")
             command += " --array \(shell(c.path ?? ""))" + (c.expressions.isEmpty ? "" : " --expressions \(shell(c.expressions.joined(separator: ", ")))")
+        } else if c.type == .fullText {
+            config = FullTextIndexConfiguration(c.expressions)
+            swift = "FullTextIndexConfiguration([" + c.expressions.map(quoted).joined(separator: ", ") + "])"
+            command += " --fulltext \(shell(c.expressions.joined(separator: ", ")))"
         } else {
             config = ValueIndexConfiguration(c.expressions, where: c.whereClause)
             swift = "ValueIndexConfiguration([" + c.expressions.map(quoted).joined(separator: ", ") + "]"

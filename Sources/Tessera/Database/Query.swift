@@ -78,6 +78,14 @@ public final class Query: Sendable {
         _ = try analyze(catalogSnapshot())
     }
 
+    /// A query that is not analysed until it runs (the index advisor takes queries naming
+    /// full-text indexes that do not exist yet).
+    init(unanalysed statement: SelectStatement, text: String, database: Database) {
+        self.database = database
+        self.statement = statement
+        self.text = text
+    }
+
     /// The names of the result columns, in order.
     public var columnNames: [String] {
         get throws { try analyze(catalogSnapshot()).columns.map(\.name) }
@@ -104,16 +112,24 @@ public final class Query: Sendable {
     }
 
     private func analyzeUncached(_ catalog: Catalog) throws -> AnalyzedQuery {
+        try analyze(catalog, acceptingMissingFullTextIndexes: false).query
+    }
+
+    /// The analysis, and with `accepting` the full-text indexes MATCH/RANK name that do not
+    /// exist (for the index advisor; never cached).
+    func analyze(_ catalog: Catalog, acceptingMissingFullTextIndexes accepting: Bool)
+        throws -> (query: AnalyzedQuery, missingFullTextIndexes: [(collection: CollectionKey, name: String)]) {
         var fts: [CollectionKey: Set<String>] = [:]
         for (key, store) in catalog.collections {
             let names = store.indexes.filter { type(of: $0.kind).answersMatch }.map(\.definition.name)
             if !names.isEmpty { fts[key] = Set(names) }
         }
-        let ac = AnalyzerCatalog(databaseName: database.name, collections: Set(catalog.collections.keys), fullTextIndexes: fts)
+        var ac = AnalyzerCatalog(databaseName: database.name, collections: Set(catalog.collections.keys), fullTextIndexes: fts)
+        ac.acceptsMissingFullTextIndexes = accepting
         var analyzer = Analyzer(catalog: ac, text: text)
         let q = try analyzer.analyze(statement)
         try analyzer.checkRanks(q)
-        return q
+        return (q, analyzer.missingFullTextIndexes)
     }
 
     func boundParameters(for q: AnalyzedQuery) throws -> [String: Value] {

@@ -86,4 +86,40 @@ struct IndexAdvisorTests {
         // Inside a batch the trial transaction would undo the batch.
         #expect(throws: DatabaseError.self) { try db.inBatch { _ = try db.adviseIndexes(for: db.createQuery("SELECT * FROM items WHERE city = 'c1'")) } }
     }
+
+    @Test("a MATCH naming a missing full-text index: that index over the longest text property")
+    func missingFullTextIndex() throws {
+        let db = try Database.temporary()
+        defer { try? db.close() }
+        let c = try db.createCollection(name: "notes")
+        var r = SplitMix64(seed: 8)
+        let words = ["river", "station", "quiet", "garden", "harbour", "market", "bridge", "tower"]
+        try db.inBatch {
+            for i in 0..<300 {
+                let body = (0..<(6 + r.int(10))).map { _ in words[r.int(words.count)] }.joined(separator: " ")
+                try c.save(id: "n\(i)", json: #"{"title":"note \#(i)","body text":"\#(body)","kind":"k\#(r.int(3))"}"#)
+            }
+        }
+        let sql = "SELECT meta().id FROM notes WHERE MATCH(notesFTS, $q) ORDER BY RANK(notesFTS) DESC"
+        // createQuery rejects the query until the index exists.
+        #expect(throws: QueryError.self) { try db.createQuery(sql) }
+        let advice = try db.adviseIndexes(for: sql, parameters: Parameters().setString("harbour", forName: "q"))
+        #expect(try c.indexes().isEmpty, "the advisor created something")
+        let a = try #require(advice.first)
+        #expect(advice.count == 1)
+        #expect(a.name == "notesFTS")
+        #expect(a.swiftConfiguration == #"FullTextIndexConfiguration(["`body text`"])"#)
+        #expect(a.command == "tessera index create DB notesFTS --collection notes --fulltext '`body text`'")
+        #expect(a.estimatedRowsBefore == 300)
+        try c.createIndex(withName: a.name, config: a.configuration)
+        let q = try db.createQuery(sql)
+        q.parameters = Parameters().setString("harbour", forName: "q")
+        let rows = try q.execute().allResults().count
+        #expect(rows == a.estimatedRowsAfter && rows > 0 && rows < 300)
+        #expect(try q.explain().hasPrefix("SEARCH notes USING FULL-TEXT INDEX notesFTS"))
+        // Nothing to index: no advice, and no error.
+        let empty = try db.createCollection(name: "numbers")
+        try empty.save(id: "x", json: #"{"n":1}"#)
+        #expect(try db.adviseIndexes(for: "SELECT meta().id FROM numbers WHERE MATCH(idx, 'a')").isEmpty)
+    }
 }

@@ -74,6 +74,9 @@ struct AnalyzerCatalog {
     var collections: Set<CollectionKey>
     /// Full-text index names per collection.
     var fullTextIndexes: [CollectionKey: Set<String>]
+    /// MATCH and RANK may name a full-text index that does not exist (the index advisor
+    /// proposes it): the analyzer records it in `missingFullTextIndexes` instead of failing.
+    var acceptsMissingFullTextIndexes = false
 }
 
 struct Analyzer {
@@ -365,7 +368,11 @@ struct Analyzer {
         }
     }
 
-    private func fullTextSource(_ ref: IndexReference) throws -> Int {
+    /// Full-text indexes MATCH or RANK named that do not exist (only recorded when the catalogue
+    /// `acceptsMissingFullTextIndexes`), in the order first named.
+    private(set) var missingFullTextIndexes: [(collection: CollectionKey, name: String)] = []
+
+    private mutating func fullTextSource(_ ref: IndexReference) throws -> Int {
         var slot = 0
         if let alias = ref.alias {
             guard let i = sourceIndex(forAlias: alias), sources[i].collectionKey != nil else {
@@ -379,6 +386,12 @@ struct Analyzer {
         }
         let key = sources[slot].collectionKey!
         guard catalog.fullTextIndexes[key]?.contains(ref.name) ?? false else {
+            if catalog.acceptsMissingFullTextIndexes {
+                if !missingFullTextIndexes.contains(where: { $0.collection == key && $0.name == ref.name }) {
+                    missingFullTextIndexes.append((key, ref.name))
+                }
+                return slot
+            }
             throw error("no full-text index '\(ref.name)' on collection '\(key)'", ref.location, token: ref.name)
         }
         return slot
