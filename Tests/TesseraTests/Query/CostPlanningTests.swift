@@ -154,4 +154,27 @@ struct CostPlanningTests {
         #expect(try q.execute().allResults().count == 1800)
         #expect(try q.explainPlan().sources[0].access == .fullScan)
     }
+
+    @Test("x IN $array is estimated from the array's size at planning time")
+    func inArrayParameter() throws {
+        let (db, _) = try Self.makeDatabase()
+        defer { try? db.close() }
+        func estimate(_ cities: Int) throws -> (Int?, String?) {
+            let q = try db.createQuery("SELECT meta().id, price FROM h WHERE city IN $cities")
+            q.parameters = Parameters().setArray((0..<cities).map { .string("c\($0)") }, forName: "cities")
+            let s = try q.explainPlan().sources[0]
+            #expect(try q.execute().allResults().count == cities * 10)
+            return (s.estimatedRows, s.index)
+        }
+        // 200 cities, 10 documents each.
+        let one = try estimate(1), forty = try estimate(40)
+        #expect(one.0 == 10 && one.1 == "byCity", "\(one)")
+        #expect(forty.0 == 400 && forty.1 == "byCity", "\(forty)")
+        // Nearly every city: the scan reads fewer rows than 190 lookups and their documents.
+        let most = try estimate(190)
+        #expect(most.1 == nil, "\(most)")
+        // Unbound, the parameter is MISSING: no key, at most one point's rows.
+        let unbound = try db.createQuery("SELECT meta().id, price FROM h WHERE city IN $cities").explainPlan().sources[0]
+        #expect(unbound.estimatedRows == 10 && unbound.index == "byCity", "\(unbound)")
+    }
 }

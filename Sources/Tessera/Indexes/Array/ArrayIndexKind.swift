@@ -160,7 +160,7 @@ extension KeyedPlanning {
                                     describedPredicates: used.map(\.text).joined(separator: " AND "), satisfied: [], expressions: exprs)
         scan.arraySources = chain
         scan.keys = IndexScanKeys(equalities: equalities, rangeConstraint: rangeConstraint, spread: KeyedPlanning.spreadColumns(used))
-        let rows = try estimateEntries(index, equalities: equalities, range: rangeConstraint).rows
+        let rows = try estimateEntries(index, equalities: equalities, range: rangeConstraint, spread: KeyedPlanning.spreadColumns(used)).rows
         return AccessCandidate(plan: scan, satisfied: [], deliversOrder: false,
                                cost: AccessCost(equalityColumns: equalities.count, rangeColumns: rangeConstraint == nil ? 0 : 1,
                                                 estimatedRows: Int(rows.rounded(.up)),

@@ -10,13 +10,31 @@
 extension KeyedPlanning {
     /// The estimated index entries a scan of `index` reads under these constraints, and the
     /// index's entry count.
-    func estimateEntries(_ index: IndexStore, equalities: [[BoundExpr]], range: ColumnConstraint?) throws -> (rows: Double, entries: Int) {
+    ///
+    /// A `spread` column (`x IN $array`) has one key point per element of the array: its
+    /// size is read from the parameters the query is planned with (a plan is reused for
+    /// other values, so it is the size at planning time); an array not known then counts
+    /// as `KeyedPlanning.unknownSpreadPoints` points.
+    func estimateEntries(_ index: IndexStore, equalities: [[BoundExpr]], range: ColumnConstraint?,
+                         spread: Set<Int> = []) throws -> (rows: Double, entries: Int) {
         let entries = try request.snapshot.count(index.table)
         guard entries > 0 else { return (0, 0) }
         let e = Double(entries)
         if equalities.isEmpty && range == nil { return (e, entries) }
         let stats = try IndexStatistics.load(index, snapshot: request.snapshot, meta: request.meta)
-        let points = Double(equalities.reduce(1) { $0 * $1.count })
+        var points = 1.0
+        for (col, exprs) in equalities.enumerated() {
+            guard spread.contains(col) else { points *= Double(exprs.count); continue }
+            var n = 0
+            for e in exprs {
+                switch e.bindingParameters(request.parameters) {
+                case .literal(.array(let elements)): n += elements.count
+                case .literal: break // not an array: no key point
+                default: n += KeyedPlanning.unknownSpreadPoints
+                }
+            }
+            points *= Double(max(n, 1))
+        }
         let perPoint = equalities.isEmpty ? e : e / stats.distinct(columns: equalities.count, entriesNow: entries)
         var generic = min(e, points * perPoint)
         switch range {
@@ -39,6 +57,9 @@ extension KeyedPlanning {
         if hits >= 2 { return (share * e, entries) }
         return (min(e, generic, Double(hits + 1) / Double(n) * e), entries)
     }
+
+    /// Key points assumed for `x IN <array>` when the array is not known at planning time.
+    static let unknownSpreadPoints = 10
 
     /// The equality tuples when every value is a literal, else nil.
     static func literalTuples(_ equalities: [[BoundExpr]]) -> [[Value]]? {
