@@ -157,7 +157,8 @@ public final class Query: Sendable {
 
     /// The plan for this execution and the parameter values it binds.
     ///
-    /// The plan depends on the catalogue (and, loosely, index sizes), not on parameter values:
+    /// The plan depends on the catalogue (and, loosely, collection sizes and the sizes of array
+    /// parameters, as `x IN $array` is estimated from them), not on parameter values:
     /// it is made once per catalogue version and reused, with this execution's LIMIT/OFFSET
     /// when those are parameters. The hit path takes no copy of the catalogue or the analysis.
     func prepare(txn: Snapshot? = nil) throws -> (PreparedPlan, [String: Value]) {
@@ -165,8 +166,9 @@ public final class Query: Sendable {
         let write = database.currentWrite()
         if let txn, write == nil {
             let version = database.catalog.withLock { $0.version }
-            if let hit = cachedPlan.withLock({ $0 }), hit.version == version, try hit.sizesHold(txn: txn) {
-                let params = try boundParameters(names: hit.parameterNames)
+            if let hit = cachedPlan.withLock({ $0 }), hit.version == version, try hit.sizesHold(txn: txn),
+               case let params = try boundParameters(names: hit.parameterNames),
+               PreparedPlan.arraySizeClasses(params) == hit.arraySizes {
                 guard !hit.constantLimits else { return (hit, params) }
                 var plan = hit.plan
                 try Planner(query: plan.query, stores: [:], parameters: params, txn: txn, counters: database.metaTable).applyLimits(&plan)
@@ -186,6 +188,7 @@ public final class Query: Sendable {
         }
         let prepared = PreparedPlan(version: catalog.version, plan: plan)
         if let txn { prepared.sizes = try PreparedPlan.sizeClasses(plan, txn: txn) }
+        prepared.arraySizes = PreparedPlan.arraySizeClasses(params)
         // Inside a write transaction the catalogue may hold uncommitted changes: no caching.
         if txn != nil && write == nil { cachedPlan.withLock { $0 = prepared } }
         return (prepared, params)

@@ -173,6 +173,13 @@ struct CostPlanningTests {
         // Nearly every city: the scan reads fewer rows than 190 lookups and their documents.
         let most = try estimate(190)
         #expect(most.1 == nil, "\(most)")
+        // One query re-run with other arrays: a much longer or shorter one gets a new plan.
+        let q = try db.createQuery("SELECT meta().id, price FROM h WHERE city IN $cities")
+        for n in [1, 190, 2, 180] {
+            q.parameters = Parameters().setArray((0..<n).map { .string("c\($0)") }, forName: "cities")
+            #expect((try q.explainPlan(analyze: true).sources[0].index == nil) == (n > 100), "\(n) cities")
+            #expect(try q.execute().allResults().count == n * 10)
+        }
         // Unbound, the parameter is MISSING: no key, at most one point's rows.
         let unbound = try db.createQuery("SELECT meta().id, price FROM h WHERE city IN $cities").explainPlan().sources[0]
         #expect(unbound.estimatedRows == 10 && unbound.index == "byCity", "\(unbound)")

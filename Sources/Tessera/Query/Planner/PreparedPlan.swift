@@ -40,6 +40,16 @@ final class PreparedPlan: @unchecked Sendable {
         return true
     }
 
+    /// The bit width of the element count of each array parameter the plan was made with
+    /// (`x IN $array` is estimated from it): an array that doubled or halved gets a new plan.
+    var arraySizes: [String: Int] = [:]
+
+    static func arraySizeClasses(_ params: [String: Value]) -> [String: Int] {
+        var out: [String: Int] = [:]
+        for (name, v) in params { if case .array(let a) = v { out[name] = Int.bitWidth - a.count.leadingZeroBitCount } }
+        return out
+    }
+
     /// The bit width of each collection source's document count: a collection that doubled
     /// or halved since gets a new plan.
     static func sizeClasses(_ plan: QueryPlan, txn: Snapshot) throws -> [Int] {
@@ -95,6 +105,7 @@ final class PreparedPlan: @unchecked Sendable {
         usesMatch = other.usesMatch
         countsRows = other.countsRows
         sizes = other.sizes
+        arraySizes = other.arraySizes
         evaluators = other.evaluators
         parameterNames = other.parameterNames
     }
