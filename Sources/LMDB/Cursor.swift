@@ -15,6 +15,10 @@ import Darwin
     // thread at a time), so skip the runtime's dynamic access tracking.
     @exclusivity(unchecked) @usableFromInline var raw: OpaquePointer?
     @usableFromInline let txn: Transaction
+    /// The transaction's `window` (read-only transactions), held here so that a move does not
+    /// retain and release it through `txn` (the transaction keeps it alive as long as this
+    /// cursor is usable).
+    @usableFromInline unowned(unsafe) let window: MapWindow?
     @exclusivity(unchecked) @usableFromInline var k = MDB_val()
     @exclusivity(unchecked) @usableFromInline var v = MDB_val()
 
@@ -22,6 +26,7 @@ import Darwin
     init(raw: OpaquePointer, txn: Transaction) {
         self.raw = raw
         self.txn = txn
+        self.window = txn.window
     }
 
     /// Closes the cursor (idempotent).
@@ -44,7 +49,7 @@ import Darwin
         let rc = tessera_mdb_cursor_get(UnsafeMutableRawPointer(raw), &k, &v, op.rawValue)
         if rc == MDB_NOTFOUND { return false }
         try check(rc)
-        if let window = txn.window {
+        if let window {
             try window.check(k)
             try window.check(v)
         }

@@ -189,8 +189,20 @@ final class ExecContext {
     @inline(__always)
     func checkInterrupt() throws {
         if let deferredError { throw deferredError }
-        if let interrupt { try interrupt.check() }
+        guard let interrupt else { return }
+        // The flag (one atomic load) every time; the epochs and the clock every 32 checks.
+        var r = interrupt.flaggedReason
+        if r == .none {
+            if interruptPoll != 0 { interruptPoll &-= 1; return }
+            interruptPoll = 31
+            r = interrupt.slowReason()
+            if r == .none { return }
+        }
+        throw interrupt.error(r)
     }
+
+    /// Checks left before `checkInterrupt` polls the interrupt's epochs and deadline again.
+    @exclusivity(unchecked) private var interruptPoll: UInt32 = 0
 
     /// Records `error` for the executor to throw (the first one wins).
     func raise(_ error: any Error) {

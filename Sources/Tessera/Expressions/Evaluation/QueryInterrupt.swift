@@ -93,8 +93,18 @@ final class QueryInterrupt: Sendable {
         return .none
     }
 
+    /// Why the execution must stop, from the flag alone (`interrupt(_:)`: a result set's
+    /// interrupt, task cancellation); `.none` when it is not set.
+    @inline(__always)
+    var flaggedReason: InterruptReason {
+        let f = flag.load(ordering: .relaxed)
+        return f == 0 ? .none : InterruptReason(rawValue: f) ?? .interrupted
+    }
+
+    /// The epochs and the deadline (`reason` after the flag): a scan polls them every few
+    /// dozen rows (`ExecContext.checkInterrupt`).
     @inline(never)
-    private func slowReason() -> InterruptReason {
+    func slowReason() -> InterruptReason {
         if let (epoch, started) = epoch0, epoch.current != started {
             interrupt(.interrupted)
             return .interrupted

@@ -709,17 +709,9 @@ extension IndexKey {
     }
 
     /// `memcmp` order of a key and a bound, the shorter prefix first (<0, 0, >0).
+    @inline(__always)
     static func compareBytes(_ a: UnsafeRawBufferPointer, _ b: [UInt8]) -> Int {
-        b.withUnsafeBytes { pb in
-            let n = min(a.count, pb.count)
-            var i = 0
-            while i < n {
-                let x = a[i], y = pb[i]
-                if x != y { return x < y ? -1 : 1 }
-                i &+= 1
-            }
-            return a.count < pb.count ? -1 : (a.count == pb.count ? 0 : 1)
-        }
+        b.withUnsafeBytes { Tessera.compareBytes(a, $0) }
     }
 
     /// `memcmp` order of two byte strings, the shorter prefix first (<0, 0, >0).
