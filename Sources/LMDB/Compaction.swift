@@ -331,7 +331,9 @@ extension Environment {
         try check(mdb_env_create(&raw))
         guard let raw else { throw LMDBError.invalid }
         do {
-            mapSize = try Environment.openEnvironment(raw, path: path, options: options, mapSize: mapSize)
+            let size = try Environment.openEnvironment(raw, path: path, options: options, mapSize: mapSize)
+            // `currentMapSize` reads it under the gate's mutex, from threads holding nothing.
+            gate.withMutex { mapSize = size }
             return raw
         } catch {
             mdb_env_close(raw)

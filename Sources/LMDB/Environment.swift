@@ -111,6 +111,10 @@ import Darwin
         }
     }
 
+    /// Called when the map is about to grow, with the gate held exclusively (tests close the
+    /// environment from another thread meanwhile). Set before the environment is shared.
+    package var remapHookForTesting: (() -> Void)?
+
     /// Called between LMDB's open and the check that the opened data file is still the one at
     /// `path` (tests replace the file there, as a compaction in another process would).
     nonisolated(unsafe) package static var afterOpenForTesting: ((String) -> Void)?
@@ -182,7 +186,8 @@ import Darwin
     deinit { close() }
 
     /// Closes the environment, from any thread. New transactions throw `LMDBError.closed`;
-    /// transactions running on other threads are waited for; a long-lived snapshot
+    /// transactions running on other threads are waited for, and so is a growth of the map
+    /// that another thread's write started; a long-lived snapshot
     /// (`beginRead()`, an open result set) may outlive the call, and the environment is
     /// really closed when the last one ends (`endRead(_:)`), as `sqlite3_close_v2` does.
     @usableFromInline package func close() {
@@ -445,6 +450,7 @@ import Darwin
         // lmdb.h: mdb_env_set_mapsize may be called only when no transaction of this process
         // is active. The exclusive lock guarantees that; pooled readers are aborted first.
         drainPool()
+        remapHookForTesting?()
         try check(mdb_env_set_mapsize(env, next))
         var info = MDB_envinfo()
         mdb_env_info(env, &info)

@@ -40,6 +40,9 @@ final class HoldGate: @unchecked Sendable {
     /// Holds of long-lived snapshots (`Environment.beginRead`), counted in `active` too.
     private var longLived = 0
     private var remapPending = false
+    /// Set while the body of `exclusively(_:)` runs (a remap or a compaction swap): no hold
+    /// is counted then, but the environment is in use, so `close(_:)` must wait for it too.
+    private var exclusiveRunning = false
     /// Set by `close(_:)`: new holds are refused.
     private var closing = false
     /// Set once a caller was told to really close the environment.
@@ -106,8 +109,9 @@ final class HoldGate: @unchecked Sendable {
     }
 
     /// Refuses new holds from now on and waits for the transactions other threads are running
-    /// (not for long-lived snapshots, and not at all when the calling thread holds the
-    /// environment itself: it would wait for itself).
+    /// and for a remap in progress (not for long-lived snapshots, and not at all when the
+    /// calling thread holds the environment itself: it would wait for itself; no remap can
+    /// run then).
     ///
     /// - Returns: true when no hold is left: the caller must close the environment now.
     ///   Otherwise the last `leave` returns true.
@@ -118,7 +122,9 @@ final class HoldGate: @unchecked Sendable {
         closing = true
         pthread_cond_broadcast(changed)
         if !holdsByThread.contains(where: { $0.thread == thread }) {
-            while active - longLived > 0 { pthread_cond_wait(changed, mutex) }
+            // A remap running now (`exclusively`: no hold is counted while it runs) uses the
+            // environment as much as a transaction does. None can start from now on.
+            while active - longLived > 0 || exclusiveRunning { pthread_cond_wait(changed, mutex) }
         }
         let finalize = active == 0 && !finalized
         if finalize { finalized = true }
@@ -150,10 +156,12 @@ final class HoldGate: @unchecked Sendable {
             pthread_mutex_unlock(mutex)
             throw LMDBError.closed
         }
+        exclusiveRunning = true
         pthread_mutex_unlock(mutex)
         defer {
             pthread_mutex_lock(mutex)
             remapPending = false
+            exclusiveRunning = false
             pthread_cond_broadcast(changed)
             pthread_mutex_unlock(mutex)
         }
