@@ -115,9 +115,24 @@ import Darwin
     /// environment from another thread meanwhile). Set before the environment is shared.
     package var remapHookForTesting: (() -> Void)?
 
-    /// Called between LMDB's open and the check that the opened data file is still the one at
-    /// `path` (tests replace the file there, as a compaction in another process would).
-    nonisolated(unsafe) package static var afterOpenForTesting: ((String) -> Void)?
+    /// Sets (or with nil removes) a function called between LMDB's open of the data file
+    /// `dataFile` and the check that the opened file is still the one at that path (tests
+    /// replace the file there, as a compaction in another process would).
+    ///
+    /// Kept per data file and under a lock: tests on other threads open environments while a
+    /// test sets its hook (a shared closure variable read while another thread replaced it
+    /// could be released under the reader, and one test's hook replaced another's).
+    package static func setAfterOpenHookForTesting(dataFile: String, _ hook: (@Sendable () -> Void)?) {
+        afterOpenLock.withLock { afterOpenHooks[dataFile] = hook }
+    }
+
+    private static let afterOpenLock = MutexLock()
+    // Accessed only under `afterOpenLock`.
+    nonisolated(unsafe) private static var afterOpenHooks: [String: @Sendable () -> Void] = [:]
+
+    private static func afterOpenHook(_ dataFile: String) -> (@Sendable () -> Void)? {
+        afterOpenLock.withLock { afterOpenHooks.isEmpty ? nil : afterOpenHooks[dataFile] }
+    }
 
     /// Creates and opens an LMDB environment at `path`; returns it and its map size.
     ///
@@ -135,7 +150,7 @@ import Darwin
             do {
                 let size = try openEnvironment(raw, path: path, options: options, mapSize: mapSize)
                 let dataFile = options.noSubdirectory ? path : path + "/data.mdb"
-                afterOpenForTesting?(dataFile)
+                afterOpenHook(dataFile)?()
                 if options.readOnly, !options.noLock, attempt < 20, !openedFileIsCurrent(raw, dataFile: dataFile) {
                     mdb_env_close(raw)
                     attempt += 1
