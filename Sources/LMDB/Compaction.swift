@@ -143,7 +143,8 @@ extension Environment {
         if gate.holds(thread) { throw EnvironmentBusy(reason: .ownTransaction) }
         compactionLock.lock()
         defer { compactionLock.unlock() }
-        if closed || gate.withMutex({ unusable }) { throw LMDBError.unusable }
+        if isClosed { throw LMDBError.closed }
+        if gate.withMutex({ unusable }) { throw LMDBError.unusable }
         let before = fileSize(dataFilePath)
         let temp = compactionTemporaryPath
         defer { unlink(temp) } // a no-op once it was renamed

@@ -206,15 +206,22 @@ import Darwin
     /// (`beginRead()`, an open result set) may outlive the call, and the environment is
     /// really closed when the last one ends (`endRead(_:)`), as `sqlite3_close_v2` does.
     @usableFromInline package func close() {
-        compactionLock.lock()
-        defer { compactionLock.unlock() }
         poolLock.lock()
         let already = closed
         closed = true
         poolLock.unlock()
         if already { return }
+        // Refuse new transactions first: a compaction on another thread that waits for every
+        // transaction to end (this thread's open result set, say) gives up instead, so that
+        // waiting for it below cannot wait for ever.
+        gate.refuseNewHolds()
+        compactionLock.lock()
+        defer { compactionLock.unlock() }
         if gate.close(currentThreadID()) { finalizeClose() }
     }
+
+    /// True once `close()` was called.
+    var isClosed: Bool { poolLock.withLock { closed } }
 
     /// Closes the LMDB environment once no transaction of this process is left.
     private func finalizeClose() {

@@ -43,7 +43,9 @@ final class HoldGate: @unchecked Sendable {
     /// Set while the body of `exclusively(_:)` runs (a remap or a compaction swap): no hold
     /// is counted then, but the environment is in use, so `close(_:)` must wait for it too.
     private var exclusiveRunning = false
-    /// Set by `close(_:)`: new holds are refused.
+    /// Set by `refuseNewHolds()` and `close(_:)`: new holds and remaps are refused.
+    private var refusing = false
+    /// Set by `close(_:)`: the last hold to end finalizes the close.
     private var closing = false
     /// Set once a caller was told to really close the environment.
     private var finalized = false
@@ -77,8 +79,8 @@ final class HoldGate: @unchecked Sendable {
         if let i = holdsByThread.firstIndex(where: { $0.thread == thread }) {
             holdsByThread[i].count += 1
         } else {
-            while remapPending && !closing { pthread_cond_wait(changed, mutex) }
-            if closing {
+            while remapPending && !refusing { pthread_cond_wait(changed, mutex) }
+            if refusing {
                 pthread_mutex_unlock(mutex)
                 throw LMDBError.closed
             }
@@ -108,6 +110,16 @@ final class HoldGate: @unchecked Sendable {
         return finalize
     }
 
+    /// Refuses new holds and remaps from now on, without waiting for anything: the first step
+    /// of closing, taken before the caller waits for a compaction to end (a compaction waiting
+    /// for the transactions to end then gives up instead of waiting for the caller's own).
+    func refuseNewHolds() {
+        pthread_mutex_lock(mutex)
+        refusing = true
+        pthread_cond_broadcast(changed)
+        pthread_mutex_unlock(mutex)
+    }
+
     /// Refuses new holds from now on and waits for the transactions other threads are running
     /// and for a remap in progress (not for long-lived snapshots, and not at all when the
     /// calling thread holds the environment itself: it would wait for itself; no remap can
@@ -120,6 +132,7 @@ final class HoldGate: @unchecked Sendable {
         defer { pthread_mutex_unlock(mutex) }
         if closing { return false }
         closing = true
+        refusing = true
         pthread_cond_broadcast(changed)
         if !holdsByThread.contains(where: { $0.thread == thread }) {
             // A remap running now (`exclusively`: no hold is counted while it runs) uses the
@@ -140,17 +153,18 @@ final class HoldGate: @unchecked Sendable {
 
     /// Runs `body` once no transaction is open, keeping new ones out meanwhile.
     ///
-    /// - Throws: `LMDBError.closed` when the environment is closing (then `body` does not run).
+    /// - Throws: `LMDBError.closed` when the environment is closing, also while this waits
+    ///   (then `body` does not run).
     func exclusively<R>(_ body: () throws -> R) throws -> R {
         pthread_mutex_lock(mutex)
-        while remapPending && !closing { pthread_cond_wait(changed, mutex) }
-        if closing {
+        while remapPending && !refusing { pthread_cond_wait(changed, mutex) }
+        if refusing {
             pthread_mutex_unlock(mutex)
             throw LMDBError.closed
         }
         remapPending = true
-        while active > 0 && !closing { pthread_cond_wait(changed, mutex) }
-        if closing {
+        while active > 0 && !refusing { pthread_cond_wait(changed, mutex) }
+        if refusing {
             remapPending = false
             pthread_cond_broadcast(changed)
             pthread_mutex_unlock(mutex)
