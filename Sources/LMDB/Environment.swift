@@ -115,6 +115,10 @@ import Darwin
     /// environment from another thread meanwhile). Set before the environment is shared.
     package var remapHookForTesting: (() -> Void)?
 
+    /// Called when the environment is about to be really closed (tests check that `close()`
+    /// on another thread returns only after it). Set before the environment is shared.
+    package var finalizeHookForTesting: (() -> Void)?
+
     /// Sets (or with nil removes) a function called between LMDB's open of the data file
     /// `dataFile` and the check that the opened file is still the one at that path (tests
     /// replace the file there, as a compaction in another process would).
@@ -225,6 +229,7 @@ import Darwin
 
     /// Closes the LMDB environment once no transaction of this process is left.
     private func finalizeClose() {
+        finalizeHookForTesting?()
         poolLock.lock()
         let pooled = readerPool
         readerPool.removeAll()
@@ -238,7 +243,10 @@ import Darwin
     /// Ends a hold taken with `gate.enter`, closing the environment when it was the last hold
     /// of a closed environment.
     func leaveGate(_ thread: UInt, longLived: Bool = false) {
-        if gate.leave(thread, longLived: longLived) { finalizeClose() }
+        if gate.leave(thread, longLived: longLived) {
+            finalizeClose()
+            gate.didFinalize()
+        }
     }
 
     /// Runs `body` with the LMDB environment while holding the gate (so that a compaction

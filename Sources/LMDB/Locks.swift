@@ -49,6 +49,10 @@ final class HoldGate: @unchecked Sendable {
     private var closing = false
     /// Set once a caller was told to really close the environment.
     private var finalized = false
+    /// Set while the last hold's thread closes the environment (`leave` returned true until
+    /// `didFinalize()`): `close(_:)` waits for it, so that the environment is closed when it
+    /// returns (unless long-lived snapshots remain).
+    private var finalizing = false
     /// (thread, holds) for every thread that began an open transaction: nearly always empty
     /// or one or two entries, so a linear scan beats hashing.
     private var holdsByThread: [(thread: UInt, count: Int)] = []
@@ -94,7 +98,7 @@ final class HoldGate: @unchecked Sendable {
     /// Releases a shared hold taken for `thread` (on any thread).
     ///
     /// - Returns: true when the environment is closing and this was its last hold: the caller
-    ///   must now close it (once; no transaction is left).
+    ///   must now close it (once; no transaction is left), then call `didFinalize()`.
     @discardableResult
     func leave(_ thread: UInt, longLived isLong: Bool = false) -> Bool {
         pthread_mutex_lock(mutex)
@@ -105,9 +109,20 @@ final class HoldGate: @unchecked Sendable {
         }
         if active == 0 || closing { pthread_cond_broadcast(changed) }
         let finalize = closing && active == 0 && !finalized
-        if finalize { finalized = true }
+        if finalize {
+            finalized = true
+            finalizing = true
+        }
         pthread_mutex_unlock(mutex)
         return finalize
+    }
+
+    /// Called after the environment was closed because `leave` returned true.
+    func didFinalize() {
+        pthread_mutex_lock(mutex)
+        finalizing = false
+        pthread_cond_broadcast(changed)
+        pthread_mutex_unlock(mutex)
     }
 
     /// Refuses new holds and remaps from now on, without waiting for anything: the first step
@@ -137,7 +152,8 @@ final class HoldGate: @unchecked Sendable {
         if !holdsByThread.contains(where: { $0.thread == thread }) {
             // A remap running now (`exclusively`: no hold is counted while it runs) uses the
             // environment as much as a transaction does. None can start from now on.
-            while active - longLived > 0 || exclusiveRunning { pthread_cond_wait(changed, mutex) }
+            // Nor can it return while the last hold's thread is still closing the environment.
+            while active - longLived > 0 || exclusiveRunning || finalizing { pthread_cond_wait(changed, mutex) }
         }
         let finalize = active == 0 && !finalized
         if finalize { finalized = true }

@@ -1,5 +1,6 @@
 import Testing
 import Dispatch
+import Synchronization
 import LMDB
 #if canImport(Glibc)
 import Glibc
@@ -118,6 +119,31 @@ struct EnvironmentTests {
         #expect(throws: LMDBError.self) { try env.read { _ in } }
     }
 
+    /// `close()` waits for another thread's transaction; when that transaction's end closes
+    /// the environment, `close()` returns only once it is closed (it returned while the other
+    /// thread was still in `mdb_env_close`: a reopen in this process could then lose its lock
+    /// file locks to that close).
+    @Test func closeReturnsOnceTheEnvironmentIsClosed() throws {
+        let env = try Environment(path: tempDir())
+        let t = try #require(try env.openTable("t"))
+        let closedByWriter = ClosedFlag()
+        env.finalizeHookForTesting = {
+            usleep(300_000)
+            closedByWriter.set()
+        }
+        let writing = DispatchSemaphore(value: 0)
+        DispatchQueue.global().async {
+            try? env.write { txn in
+                writing.signal()
+                usleep(200_000)
+                try txn.put(t, key: [1], value: [1])
+            }
+        }
+        writing.wait()
+        env.close()
+        #expect(closedByWriter.isSet, "close() returned before the environment was closed")
+    }
+
     @Test func fileModeIs0600() throws {
         let dir = tempDir()
         let env = try Environment(path: dir)
@@ -131,4 +157,11 @@ struct EnvironmentTests {
 private func String(format n: Int) -> String {
     let s = Swift.String(n)
     return Swift.String(repeating: "0", count: max(0, 5 - s.count)) + s
+}
+
+/// A flag set on one thread and read on another.
+private final class ClosedFlag: Sendable {
+    private let value = Atomic<Bool>(false)
+    func set() { value.store(true, ordering: .releasing) }
+    var isSet: Bool { value.load(ordering: .acquiring) }
 }
