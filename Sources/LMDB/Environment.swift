@@ -205,10 +205,12 @@ import Darwin
     deinit { close() }
 
     /// Closes the environment, from any thread. New transactions throw `LMDBError.closed`;
-    /// transactions running on other threads are waited for, and so is a growth of the map
-    /// that another thread's write started; a long-lived snapshot
-    /// (`beginRead()`, an open result set) may outlive the call, and the environment is
-    /// really closed when the last one ends (`endRead(_:)`), as `sqlite3_close_v2` does.
+    /// transactions running on other threads are waited for, and so are a growth of the map
+    /// that another thread's write started and a compaction (which gives up if it has not
+    /// swapped the file yet). When it returns the environment is closed, unless a long-lived
+    /// snapshot (`beginRead()`, an open result set) or a transaction of the calling thread is
+    /// still open: it is then really closed when the last of those ends (`endRead(_:)`), as
+    /// `sqlite3_close_v2` does.
     @usableFromInline package func close() {
         poolLock.lock()
         let already = closed
