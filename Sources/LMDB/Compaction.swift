@@ -143,7 +143,8 @@ extension Environment {
         if gate.holds(thread) { throw EnvironmentBusy(reason: .ownTransaction) }
         compactionLock.lock()
         defer { compactionLock.unlock() }
-        if closed || gate.withMutex({ unusable }) { throw LMDBError.unusable }
+        if isClosed { throw LMDBError.closed }
+        if gate.withMutex({ unusable }) { throw LMDBError.unusable }
         let before = fileSize(dataFilePath)
         let temp = compactionTemporaryPath
         defer { unlink(temp) } // a no-op once it was renamed
@@ -331,7 +332,9 @@ extension Environment {
         try check(mdb_env_create(&raw))
         guard let raw else { throw LMDBError.invalid }
         do {
-            mapSize = try Environment.openEnvironment(raw, path: path, options: options, mapSize: mapSize)
+            let size = try Environment.openEnvironment(raw, path: path, options: options, mapSize: mapSize)
+            // `currentMapSize` reads it under the gate's mutex, from threads holding nothing.
+            gate.withMutex { mapSize = size }
             return raw
         } catch {
             mdb_env_close(raw)

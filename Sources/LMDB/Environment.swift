@@ -111,9 +111,32 @@ import Darwin
         }
     }
 
-    /// Called between LMDB's open and the check that the opened data file is still the one at
-    /// `path` (tests replace the file there, as a compaction in another process would).
-    nonisolated(unsafe) package static var afterOpenForTesting: ((String) -> Void)?
+    /// Called when the map is about to grow, with the gate held exclusively (tests close the
+    /// environment from another thread meanwhile). Set before the environment is shared.
+    package var remapHookForTesting: (() -> Void)?
+
+    /// Called when the environment is about to be really closed (tests check that `close()`
+    /// on another thread returns only after it). Set before the environment is shared.
+    package var finalizeHookForTesting: (() -> Void)?
+
+    /// Sets (or with nil removes) a function called between LMDB's open of the data file
+    /// `dataFile` and the check that the opened file is still the one at that path (tests
+    /// replace the file there, as a compaction in another process would).
+    ///
+    /// Kept per data file and under a lock: tests on other threads open environments while a
+    /// test sets its hook (a shared closure variable read while another thread replaced it
+    /// could be released under the reader, and one test's hook replaced another's).
+    package static func setAfterOpenHookForTesting(dataFile: String, _ hook: (@Sendable () -> Void)?) {
+        afterOpenLock.withLock { afterOpenHooks[dataFile] = hook }
+    }
+
+    private static let afterOpenLock = MutexLock()
+    // Accessed only under `afterOpenLock`.
+    nonisolated(unsafe) private static var afterOpenHooks: [String: @Sendable () -> Void] = [:]
+
+    private static func afterOpenHook(_ dataFile: String) -> (@Sendable () -> Void)? {
+        afterOpenLock.withLock { afterOpenHooks.isEmpty ? nil : afterOpenHooks[dataFile] }
+    }
 
     /// Creates and opens an LMDB environment at `path`; returns it and its map size.
     ///
@@ -131,7 +154,7 @@ import Darwin
             do {
                 let size = try openEnvironment(raw, path: path, options: options, mapSize: mapSize)
                 let dataFile = options.noSubdirectory ? path : path + "/data.mdb"
-                afterOpenForTesting?(dataFile)
+                afterOpenHook(dataFile)?()
                 if options.readOnly, !options.noLock, attempt < 20, !openedFileIsCurrent(raw, dataFile: dataFile) {
                     mdb_env_close(raw)
                     attempt += 1
@@ -182,22 +205,33 @@ import Darwin
     deinit { close() }
 
     /// Closes the environment, from any thread. New transactions throw `LMDBError.closed`;
-    /// transactions running on other threads are waited for; a long-lived snapshot
-    /// (`beginRead()`, an open result set) may outlive the call, and the environment is
-    /// really closed when the last one ends (`endRead(_:)`), as `sqlite3_close_v2` does.
+    /// transactions running on other threads are waited for, and so are a growth of the map
+    /// that another thread's write started and a compaction (which gives up if it has not
+    /// swapped the file yet). When it returns the environment is closed, unless a long-lived
+    /// snapshot (`beginRead()`, an open result set) or a transaction of the calling thread is
+    /// still open: it is then really closed when the last of those ends (`endRead(_:)`), as
+    /// `sqlite3_close_v2` does.
     @usableFromInline package func close() {
-        compactionLock.lock()
-        defer { compactionLock.unlock() }
         poolLock.lock()
         let already = closed
         closed = true
         poolLock.unlock()
         if already { return }
+        // Refuse new transactions first: a compaction on another thread that waits for every
+        // transaction to end (this thread's open result set, say) gives up instead, so that
+        // waiting for it below cannot wait for ever.
+        gate.refuseNewHolds()
+        compactionLock.lock()
+        defer { compactionLock.unlock() }
         if gate.close(currentThreadID()) { finalizeClose() }
     }
 
+    /// True once `close()` was called.
+    var isClosed: Bool { poolLock.withLock { closed } }
+
     /// Closes the LMDB environment once no transaction of this process is left.
     private func finalizeClose() {
+        finalizeHookForTesting?()
         poolLock.lock()
         let pooled = readerPool
         readerPool.removeAll()
@@ -211,7 +245,10 @@ import Darwin
     /// Ends a hold taken with `gate.enter`, closing the environment when it was the last hold
     /// of a closed environment.
     func leaveGate(_ thread: UInt, longLived: Bool = false) {
-        if gate.leave(thread, longLived: longLived) { finalizeClose() }
+        if gate.leave(thread, longLived: longLived) {
+            finalizeClose()
+            gate.didFinalize()
+        }
     }
 
     /// Runs `body` with the LMDB environment while holding the gate (so that a compaction
@@ -445,6 +482,7 @@ import Darwin
         // lmdb.h: mdb_env_set_mapsize may be called only when no transaction of this process
         // is active. The exclusive lock guarantees that; pooled readers are aborted first.
         drainPool()
+        remapHookForTesting?()
         try check(mdb_env_set_mapsize(env, next))
         var info = MDB_envinfo()
         mdb_env_info(env, &info)

@@ -40,10 +40,19 @@ final class HoldGate: @unchecked Sendable {
     /// Holds of long-lived snapshots (`Environment.beginRead`), counted in `active` too.
     private var longLived = 0
     private var remapPending = false
-    /// Set by `close(_:)`: new holds are refused.
+    /// Set while the body of `exclusively(_:)` runs (a remap or a compaction swap): no hold
+    /// is counted then, but the environment is in use, so `close(_:)` must wait for it too.
+    private var exclusiveRunning = false
+    /// Set by `refuseNewHolds()` and `close(_:)`: new holds and remaps are refused.
+    private var refusing = false
+    /// Set by `close(_:)`: the last hold to end finalizes the close.
     private var closing = false
     /// Set once a caller was told to really close the environment.
     private var finalized = false
+    /// Set while the last hold's thread closes the environment (`leave` returned true until
+    /// `didFinalize()`): `close(_:)` waits for it, so that the environment is closed when it
+    /// returns (unless long-lived snapshots remain).
+    private var finalizing = false
     /// (thread, holds) for every thread that began an open transaction: nearly always empty
     /// or one or two entries, so a linear scan beats hashing.
     private var holdsByThread: [(thread: UInt, count: Int)] = []
@@ -74,8 +83,8 @@ final class HoldGate: @unchecked Sendable {
         if let i = holdsByThread.firstIndex(where: { $0.thread == thread }) {
             holdsByThread[i].count += 1
         } else {
-            while remapPending && !closing { pthread_cond_wait(changed, mutex) }
-            if closing {
+            while remapPending && !refusing { pthread_cond_wait(changed, mutex) }
+            if refusing {
                 pthread_mutex_unlock(mutex)
                 throw LMDBError.closed
             }
@@ -89,7 +98,7 @@ final class HoldGate: @unchecked Sendable {
     /// Releases a shared hold taken for `thread` (on any thread).
     ///
     /// - Returns: true when the environment is closing and this was its last hold: the caller
-    ///   must now close it (once; no transaction is left).
+    ///   must now close it (once; no transaction is left), then call `didFinalize()`.
     @discardableResult
     func leave(_ thread: UInt, longLived isLong: Bool = false) -> Bool {
         pthread_mutex_lock(mutex)
@@ -100,14 +109,36 @@ final class HoldGate: @unchecked Sendable {
         }
         if active == 0 || closing { pthread_cond_broadcast(changed) }
         let finalize = closing && active == 0 && !finalized
-        if finalize { finalized = true }
+        if finalize {
+            finalized = true
+            finalizing = true
+        }
         pthread_mutex_unlock(mutex)
         return finalize
     }
 
+    /// Called after the environment was closed because `leave` returned true.
+    func didFinalize() {
+        pthread_mutex_lock(mutex)
+        finalizing = false
+        pthread_cond_broadcast(changed)
+        pthread_mutex_unlock(mutex)
+    }
+
+    /// Refuses new holds and remaps from now on, without waiting for anything: the first step
+    /// of closing, taken before the caller waits for a compaction to end (a compaction waiting
+    /// for the transactions to end then gives up instead of waiting for the caller's own).
+    func refuseNewHolds() {
+        pthread_mutex_lock(mutex)
+        refusing = true
+        pthread_cond_broadcast(changed)
+        pthread_mutex_unlock(mutex)
+    }
+
     /// Refuses new holds from now on and waits for the transactions other threads are running
-    /// (not for long-lived snapshots, and not at all when the calling thread holds the
-    /// environment itself: it would wait for itself).
+    /// and for a remap in progress (not for long-lived snapshots, and not at all when the
+    /// calling thread holds the environment itself: it would wait for itself; no remap can
+    /// run then).
     ///
     /// - Returns: true when no hold is left: the caller must close the environment now.
     ///   Otherwise the last `leave` returns true.
@@ -116,9 +147,13 @@ final class HoldGate: @unchecked Sendable {
         defer { pthread_mutex_unlock(mutex) }
         if closing { return false }
         closing = true
+        refusing = true
         pthread_cond_broadcast(changed)
         if !holdsByThread.contains(where: { $0.thread == thread }) {
-            while active - longLived > 0 { pthread_cond_wait(changed, mutex) }
+            // A remap running now (`exclusively`: no hold is counted while it runs) uses the
+            // environment as much as a transaction does. None can start from now on.
+            // Nor can it return while the last hold's thread is still closing the environment.
+            while active - longLived > 0 || exclusiveRunning || finalizing { pthread_cond_wait(changed, mutex) }
         }
         let finalize = active == 0 && !finalized
         if finalize { finalized = true }
@@ -134,26 +169,29 @@ final class HoldGate: @unchecked Sendable {
 
     /// Runs `body` once no transaction is open, keeping new ones out meanwhile.
     ///
-    /// - Throws: `LMDBError.closed` when the environment is closing (then `body` does not run).
+    /// - Throws: `LMDBError.closed` when the environment is closing, also while this waits
+    ///   (then `body` does not run).
     func exclusively<R>(_ body: () throws -> R) throws -> R {
         pthread_mutex_lock(mutex)
-        while remapPending && !closing { pthread_cond_wait(changed, mutex) }
-        if closing {
+        while remapPending && !refusing { pthread_cond_wait(changed, mutex) }
+        if refusing {
             pthread_mutex_unlock(mutex)
             throw LMDBError.closed
         }
         remapPending = true
-        while active > 0 && !closing { pthread_cond_wait(changed, mutex) }
-        if closing {
+        while active > 0 && !refusing { pthread_cond_wait(changed, mutex) }
+        if refusing {
             remapPending = false
             pthread_cond_broadcast(changed)
             pthread_mutex_unlock(mutex)
             throw LMDBError.closed
         }
+        exclusiveRunning = true
         pthread_mutex_unlock(mutex)
         defer {
             pthread_mutex_lock(mutex)
             remapPending = false
+            exclusiveRunning = false
             pthread_cond_broadcast(changed)
             pthread_mutex_unlock(mutex)
         }

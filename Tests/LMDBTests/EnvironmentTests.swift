@@ -1,4 +1,6 @@
 import Testing
+import Dispatch
+import Synchronization
 import LMDB
 #if canImport(Glibc)
 import Glibc
@@ -80,6 +82,68 @@ struct EnvironmentTests {
         try env.read { txn in let v = try txn.get(t, key: [1]); #expect(v == nil) }
     }
 
+    /// A write that grows the map remaps it with no transaction open (the gate held
+    /// exclusively): `close()` from another thread must wait for the remap, not close LMDB's
+    /// environment under `mdb_env_set_mapsize` (it did: the growth holds no transaction, so
+    /// close saw nothing to wait for).
+    @Test func closeWaitsForAMapGrowthOnAnotherThread() throws {
+        var opts = Environment.Options()
+        opts.initialMapSize = 64 << 10
+        let env = try Environment(path: tempDir(), options: opts)
+        let t = try #require(try env.openTable("t"))
+        let growing = DispatchSemaphore(value: 0)
+        let writerDone = DispatchSemaphore(value: 0)
+        env.remapHookForTesting = {
+            growing.signal()
+            usleep(300_000)
+        }
+        DispatchQueue.global().async {
+            // 5,000 puts of 200 bytes do not fit in 64 KiB: the map grows (then close stops it).
+            for batch in 0..<5 {
+                do {
+                    try env.write { txn in
+                        for i in 0..<1000 { try txn.put(t, key: Array("k\(batch)-\(i)".utf8), value: [UInt8](repeating: 7, count: 200)) }
+                    }
+                } catch {
+                    break  // closed
+                }
+            }
+            writerDone.signal()
+        }
+        growing.wait()
+        let started = ContinuousClock.now
+        env.close()
+        let waited = ContinuousClock.now - started
+        #expect(waited > .milliseconds(150), "close() returned after \(waited), while the map was being grown")
+        #expect(writerDone.wait(timeout: .now() + 30) == .success)
+        #expect(throws: LMDBError.self) { try env.read { _ in } }
+    }
+
+    /// `close()` waits for another thread's transaction; when that transaction's end closes
+    /// the environment, `close()` returns only once it is closed (it returned while the other
+    /// thread was still in `mdb_env_close`: a reopen in this process could then lose its lock
+    /// file locks to that close).
+    @Test func closeReturnsOnceTheEnvironmentIsClosed() throws {
+        let env = try Environment(path: tempDir())
+        let t = try #require(try env.openTable("t"))
+        let closedByWriter = ClosedFlag()
+        env.finalizeHookForTesting = {
+            usleep(300_000)
+            closedByWriter.set()
+        }
+        let writing = DispatchSemaphore(value: 0)
+        DispatchQueue.global().async {
+            try? env.write { txn in
+                writing.signal()
+                usleep(200_000)
+                try txn.put(t, key: [1], value: [1])
+            }
+        }
+        writing.wait()
+        env.close()
+        #expect(closedByWriter.isSet, "close() returned before the environment was closed")
+    }
+
     @Test func fileModeIs0600() throws {
         let dir = tempDir()
         let env = try Environment(path: dir)
@@ -93,4 +157,11 @@ struct EnvironmentTests {
 private func String(format n: Int) -> String {
     let s = Swift.String(n)
     return Swift.String(repeating: "0", count: max(0, 5 - s.count)) + s
+}
+
+/// A flag set on one thread and read on another.
+private final class ClosedFlag: Sendable {
+    private let value = Atomic<Bool>(false)
+    func set() { value.store(true, ordering: .releasing) }
+    var isSet: Bool { value.load(ordering: .acquiring) }
 }

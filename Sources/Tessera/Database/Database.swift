@@ -140,8 +140,10 @@ public final class Database: @unchecked Sendable {
 
     /// Closes the database, from any thread. Further use of it or its collections throws
     /// `.notOpen`. Transactions other threads are running (a batch, a save, a read) finish
-    /// first: `close()` waits for them. A result set still open keeps reading its snapshot to
-    /// the end; the file is closed when the last one finishes (as `sqlite3_close_v2` does).
+    /// first: `close()` waits for them. A compaction running on another thread stops with
+    /// `.notOpen` (the file unchanged), or finishes if it is already swapping the file in.
+    /// A result set still open keeps reading its snapshot to the end; the file is closed
+    /// when the last one finishes (as `sqlite3_close_v2` does).
     /// A temporary database is deleted.
     public func close() throws {
         if closed.exchange(true, ordering: .acquiringAndReleasing) { return }

@@ -88,6 +88,58 @@ struct CloseTests {
 
     /// Many threads read and write while another closes: every call either works or throws
     /// `.notOpen`; nothing crashes, and what was acknowledged is in the file.
+    /// A thread reading a result set closes the database while another thread compacts it.
+    /// The compaction waits for every snapshot to end (this thread's too), and `close()`
+    /// waited for the compaction to end first: each waited for the other for ever. Closing
+    /// now makes the compaction give up at its next step (the data file is unchanged).
+    @Test func closeWhileACompactionWaitsForThisThreadsResultSet() throws {
+        let dir = ScratchDirectory("close-compact")
+        defer { dir.remove() }
+        let db = try Self.makeDatabase(dir, documents: 300)
+        let holding = DispatchSemaphore(value: 0)
+        let closeNow = DispatchSemaphore(value: 0)
+        let readerDone = DispatchSemaphore(value: 0)
+        let compactorDone = DispatchSemaphore(value: 0)
+        let rowsRead = LockedValue(0)
+        let failures = LockedValue<[String]>([])
+        Thread {
+            do {
+                let rows = try db.createQuery("SELECT i FROM docs ORDER BY i").execute()
+                var n = try rows.next() == nil ? 0 : 1
+                holding.signal()
+                closeNow.wait()
+                try db.close()
+                while try rows.next() != nil { n += 1 }
+                rowsRead.withLock { $0 = n }
+            } catch {
+                failures.withLock { $0.append("reader: \(error)") }
+                holding.signal()
+            }
+            readerDone.signal()
+        }.start()
+        holding.wait()
+        Thread {
+            do {
+                try db.performMaintenance(.compact)
+                failures.withLock { $0.append("the compaction ran although a snapshot was open until the close") }
+            } catch let e as DatabaseError where e.code == .notOpen {
+            } catch {
+                failures.withLock { $0.append("compactor: \(error)") }
+            }
+            compactorDone.signal()
+        }.start()
+        // Let the compaction make its copy and wait for the reader's snapshot to end.
+        Thread.sleep(forTimeInterval: 0.3)
+        closeNow.signal()
+        #expect(readerDone.wait(timeout: .now() + 20) == .success, "close() inside the result set never returned")
+        #expect(compactorDone.wait(timeout: .now() + 20) == .success, "the compaction never returned")
+        #expect(failures.withLock { $0 } == [])
+        #expect(rowsRead.withLock { $0 } == 300)
+        let reopened = try Database(path: dir.path)
+        defer { try? reopened.close() }
+        #expect(try Self.count(reopened) == 300)
+    }
+
     @Test func closeRacingReadersAndWriters() throws {
         for round in 0..<10 {
             let dir = ScratchDirectory("close-race")

@@ -138,12 +138,13 @@ struct ReadOnlyTests {
             try db.close()
         }
         let target = dir.path + "/data.mdb"
+        let source = newer.path + "/data.mdb"
         let replaced = LockedFlag()
-        Environment.afterOpenForTesting = { dataFile in
-            guard dataFile == target, replaced.setOnce() else { return }
-            _ = rename(newer.path + "/data.mdb", target)
+        Environment.setAfterOpenHookForTesting(dataFile: target) {
+            guard replaced.setOnce() else { return }
+            _ = rename(source, target)
         }
-        defer { Environment.afterOpenForTesting = nil }
+        defer { Environment.setAfterOpenHookForTesting(dataFile: target, nil) }
         var config = DatabaseConfiguration()
         config.readOnly = true
         let db = try Database(path: dir.path, configuration: config)
