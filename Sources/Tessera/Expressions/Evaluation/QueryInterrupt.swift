@@ -76,9 +76,8 @@ final class QueryInterrupt: Sendable {
     /// clock every 256 calls when there is a deadline.
     @inline(__always)
     var reason: InterruptReason {
-        let f = flag.load(ordering: .relaxed)
-        if f != 0 { return InterruptReason(rawValue: f) ?? .interrupted }
-        return slowReason()
+        let f = flaggedReason
+        return f != .none ? f : slowReason()
     }
 
     /// `reason`, reading the clock on every call (for callers that are themselves called

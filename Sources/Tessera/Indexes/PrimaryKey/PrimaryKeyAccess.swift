@@ -140,22 +140,6 @@ final class PrimaryKeyScan: RowSource {
         lower = nil
         upper = nil
         prefix = nil
-        if let points = plan.points, points.count == 1, !plan.spread, slot == 0 {
-            // One ID (`meta().id = $id`, the usual case): no list to sort.
-            keys.removeAll(keepingCapacity: true)
-            idOffset = 0
-            guard case .string(let s)? = Self.value(points[0], pointEvaluators[0].evaluate, ctx), !s.isEmpty else { return }
-            var s2 = s
-            s2.withUTF8 { utf8 in
-                if idBytes.count < utf8.count {
-                    idBytes.deallocate()
-                    idBytes = .allocate(byteCount: max(utf8.count, 2 * idBytes.count), alignment: 1)
-                }
-                idBytes.baseAddress!.copyMemory(from: utf8.baseAddress!, byteCount: utf8.count)
-                keys.append(Array(utf8))
-            }
-            return
-        }
         if let points = plan.points {
             var ks: [[UInt8]] = []
             for (e, f) in zip(points, pointEvaluators) {
@@ -170,10 +154,15 @@ final class PrimaryKeyScan: RowSource {
                     ks.append(Array(s.utf8))
                 }
             }
-            ks.sort(by: bytesLess)
-            var unique: [[UInt8]] = []
-            for k in ks where unique.last != k { unique.append(k) }
-            keys = plan.descending ? unique.reversed() : unique
+            if ks.count > 1 {
+                // Several IDs: in key order (reversed for DESC), each once. One ID, the usual
+                // `meta().id = $id`, needs neither.
+                ks.sort(by: bytesLess)
+                var unique: [[UInt8]] = []
+                for k in ks where unique.last != k { unique.append(k) }
+                ks = plan.descending ? unique.reversed() : unique
+            }
+            keys = ks
             // The first source is reset once per execution: its lookups need no cursor, the
             // IDs are copied where bound slots (and rows kept for grouping) point at them
             // until the execution ends. A later source binds from the table's own keys.

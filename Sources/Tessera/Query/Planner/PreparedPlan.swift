@@ -136,26 +136,28 @@ struct SharedEvaluators: @unchecked Sendable {
         having = q.having.flatMap(once)
     }
 
-    /// True if an expression an execution evaluates above the row sources reads a parameter.
-    static func readParameters(_ plan: QueryPlan) -> Bool {
+    /// The expressions an execution evaluates above its row sources: ON, filters, result
+    /// columns, ORDER BY and GROUP BY keys, aggregate arguments, HAVING.
+    static func expressions(_ plan: QueryPlan) -> [BoundExpr] {
         let q = plan.query
         var exprs: [BoundExpr] = q.orderBy.map(\.expr) + q.groupBy + q.aggregates.flatMap(\.args)
         q.having.map { exprs.append($0) }
         for c in q.columns { if case .expression(let e) = c.kind { exprs.append(e) } }
         for s in plan.sources { s.source.on.map { exprs.append($0) }; exprs += s.filter }
-        return exprs.contains { $0.readsParameters }
+        return exprs
     }
 
-    /// True if an expression of the plan calls MATCH or RANK.
+    /// True if an expression an execution evaluates above the row sources reads a parameter.
+    static func readParameters(_ plan: QueryPlan) -> Bool {
+        expressions(plan).contains { $0.readsParameters }
+    }
+
+    /// True if an expression of the plan (its WHERE clause included) calls MATCH or RANK.
     static func mentionsMatch(_ plan: QueryPlan) -> Bool {
         var found = false
-        func look(_ e: BoundExpr) { e.walk { if case .match = $0 { found = true } else if case .rank = $0 { found = true } } }
-        let q = plan.query
-        q.whereClause.map(look)
-        q.having.map(look)
-        for c in q.columns { if case .expression(let e) = c.kind { look(e) } }
-        for o in q.orderBy { look(o.expr) }
-        for s in plan.sources { s.source.on.map(look); s.filter.forEach(look) }
+        for e in expressions(plan) + (plan.query.whereClause.map { [$0] } ?? []) {
+            e.walk { if case .match = $0 { found = true } else if case .rank = $0 { found = true } }
+        }
         return found
     }
 }
