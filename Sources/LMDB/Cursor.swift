@@ -18,7 +18,9 @@ import Darwin
     /// The transaction's `window` (read-only transactions), held here so that a move does not
     /// retain and release it through `txn` (the transaction keeps it alive as long as this
     /// cursor is usable).
-    @usableFromInline unowned(unsafe) let window: MapWindow?
+    /// Unmanaged: a move reads it without retaining it (an `unowned(unsafe)` optional is still
+    /// retained when unwrapped).
+    @usableFromInline let window: Unmanaged<MapWindow>?
     @exclusivity(unchecked) @usableFromInline var k = MDB_val()
     @exclusivity(unchecked) @usableFromInline var v = MDB_val()
 
@@ -26,7 +28,7 @@ import Darwin
     init(raw: OpaquePointer, txn: Transaction) {
         self.raw = raw
         self.txn = txn
-        self.window = txn.window
+        self.window = txn.window.map { Unmanaged.passUnretained($0) }
     }
 
     /// Closes the cursor (idempotent).
@@ -49,9 +51,10 @@ import Darwin
         let rc = tessera_mdb_cursor_get(UnsafeMutableRawPointer(raw), &k, &v, op.rawValue)
         if rc == MDB_NOTFOUND { return false }
         try check(rc)
-        if let window {
-            try window.check(k)
-            try window.check(v)
+        if let window, !window._withUnsafeGuaranteedRef({ [k, v] w in w.contains(k) && w.contains(v) }) {
+            let w = window.takeUnretainedValue()
+            try w.check(k)
+            try w.check(v)
         }
         return true
     }

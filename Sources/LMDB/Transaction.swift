@@ -286,6 +286,14 @@ import Darwin
         attempts.store(0, ordering: .relaxed)
     }
 
+    /// True when `value` lies inside the part of the file known to exist (no file check).
+    @inlinable @inline(__always)
+    func contains(_ value: MDB_val) -> Bool {
+        let start = UInt(bitPattern: value.mv_data)
+        let (last, overflow) = start.addingReportingOverflow(UInt(value.mv_size))
+        return !(start < base.load(ordering: .relaxed) || overflow || last > end.load(ordering: .relaxed))
+    }
+
     /// Throws when `value` does not lie inside the file (after checking the file's size again:
     /// another process may have made it longer).
     @inlinable @inline(__always)

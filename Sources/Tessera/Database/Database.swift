@@ -76,6 +76,10 @@ public final class Database: @unchecked Sendable {
     // clears it; read only by the thread `writerThread` names.
     private nonisolated(unsafe) var writerContext: WriteContext?
     private let closed = Atomic<Bool>(false)
+    /// The last snapshot (transaction ID) whose stored catalogue generation this process's
+    /// catalogue was found to be current for: a query in the same snapshot (nothing written
+    /// since) skips reading the generation again.
+    private let catalogCurrentAt = Atomic<UInt64>(0)
     private let removeOnClose: Bool
     /// Change listeners, live queries and change streams (Observation/).
     let observation = ObservationCenter()
@@ -339,7 +343,14 @@ public final class Database: @unchecked Sendable {
     /// True if another process changed the catalogue (collections, indexes) after this process
     /// last loaded it, as `txn`'s snapshot shows.
     func catalogIsStale(txn: Snapshot) throws -> Bool {
-        try Catalog.storedGeneration(txn: txn, meta: metaTable) > catalog.withLock { $0.generation }
+        let id = txn.transactionID
+        if id != 0 && catalogCurrentAt.load(ordering: .relaxed) == id { return false }
+        // The in-memory generation only grows: current for this snapshot stays current for it.
+        if try Catalog.storedGeneration(txn: txn, meta: metaTable) > catalog.withLock({ $0.generation }) { return true }
+        // (Read snapshots only: a write transaction's ID is also that of the snapshots after
+        // it commits, which may hold more than it had when this ran.)
+        if txn.isReadOnly { catalogCurrentAt.store(id, ordering: .relaxed) }
+        return false
     }
 
     /// Loads the catalogue another process wrote, opening its new tables in a read snapshot of

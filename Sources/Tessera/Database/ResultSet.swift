@@ -27,6 +27,8 @@ public final class ResultSet {
     public let columnNames: [String]
     let nameIndex: [String: Int]
     private var executor: Executor?
+    /// The plan run (its pool takes the executor back when the result set is done).
+    private let prepared: PreparedPlan?
     private var txn: Snapshot?
     private let database: Database
     private var ownsTransaction: Bool
@@ -53,6 +55,12 @@ public final class ResultSet {
         nameIndex = prepared.nameIndex
         self.txn = txn
         ownsTransaction = owned
+        self.prepared = prepared
+        if analysis == nil, let reused = prepared.idleExecutor.take() {
+            reused.rearm(txn: txn, parameters: parameters, interrupt: interrupt)
+            executor = reused
+            return
+        }
         let rowsWanted = prepared.plan.limit.map { Planner.rowsWanted(limit: $0, offset: prepared.plan.offset) }
         do {
             executor = try Executor(prepared: prepared, txn: txn, parameters: parameters, interrupt: interrupt, analysis: analysis) { sp, _ in
@@ -72,6 +80,7 @@ public final class ResultSet {
         for (i, n) in columnNames.enumerated() where idx[n] == nil { idx[n] = i }
         nameIndex = idx
         ownsTransaction = false
+        prepared = nil
         buffered = rows[...]
         interruption = QueryInterrupt()
     }
@@ -79,7 +88,11 @@ public final class ResultSet {
     deinit { finish() }
 
     private func finish() {
-        executor?.close()
+        if let executor {
+            executor.close()
+            // Closed, it holds no cursor: the next execution of the plan may run it again.
+            if failure == nil, executor.reusable { prepared?.idleExecutor.put(executor) }
+        }
         executor = nil
         if ownsTransaction, let txn { database.store.endSnapshot(txn) }
         txn = nil

@@ -54,7 +54,7 @@ public struct Collation: Sendable, Hashable {
     /// Equality under this collation.
     @inlinable
     public func equal(_ a: String, _ b: String) -> Bool {
-        if isBinary { return a.utf8.elementsEqual(b.utf8) }
+        if isBinary { return stringsEqualBinary(a, b) }
         return compare(a, b) == 0
     }
 }

@@ -31,7 +31,7 @@ import Darwin
 enum UnicodeCollator {
     /// Three-way comparison of two strings under a Unicode collation (<0, 0, >0).
     static func compare(_ a: String, _ b: String, collation: Collation) -> Int {
-        if a.utf8.elementsEqual(b.utf8) { return 0 }
+        if stringsEqualBinary(a, b) { return 0 }
         let coll = CollatorThreadCache.current.collator(for: collation)
         var a = a, b = b
         return a.withUTF8 { pa in

@@ -1,3 +1,11 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
 /// A JSON value plus MISSING, the value model of documents and queries.
 ///
 /// Integers stay integers (`Int64`) unless they do not fit; `int` and `double` compare
@@ -247,9 +255,17 @@ func numericEqual(_ i: Int64, _ d: Double) -> Bool {
 
 /// Binary (code point) string equality. Swift's `==` on String uses canonical equivalence,
 /// which SQL++'s binary collation does not: compare the UTF-8 bytes.
+/// (`utf8.elementsEqual` walks the views a byte at a time, hundreds of instructions for a short
+/// string; this compares lengths, then the contiguous bytes.)
 @inlinable
 func stringsEqualBinary(_ a: String, _ b: String) -> Bool {
-    a.utf8.elementsEqual(b.utf8)
+    guard a.utf8.count == b.utf8.count else { return false }
+    var a = a, b = b
+    return a.withUTF8 { pa in
+        b.withUTF8 { pb in
+            pa.count == 0 || memcmp(pa.baseAddress!, pb.baseAddress!, pa.count) == 0
+        }
+    }
 }
 
 extension Value: CustomStringConvertible {

@@ -34,6 +34,44 @@ struct SourceSlot {
         return String(decoding: id, as: UTF8.self)
     }
 
+    /// Makes the slot at `p` an UNNEST element. A slot that already holds one only takes the
+    /// new element (a new `SourceSlot` would release and retain every field, per row).
+    @inline(__always)
+    static func bindElement(_ p: UnsafeMutablePointer<SourceSlot>, _ e: Value) {
+        if p.pointee.state == .element { p.pointee.element = e } else { p.pointee = SourceSlot(state: .element, element: e) }
+    }
+
+    /// Makes the slot at `p` a covered row that is only its document ID (an array index's
+    /// parent); in place when it already is one.
+    @inline(__always)
+    static func bindCoveredID(_ p: UnsafeMutablePointer<SourceSlot>, _ id: UnsafeRawBufferPointer) {
+        if p.pointee.state == .covered && p.pointee.coveredPaths.isEmpty && p.pointee.ownedID == nil {
+            p.pointee.id = id
+        } else {
+            p.pointee = SourceSlot(state: .covered, id: id)
+        }
+    }
+
+    /// Makes the slot at `p` a covered index entry. An entry with the same values as the row
+    /// already there (same non-zero generation, the usual case inside a group) changes only
+    /// the document ID.
+    @inline(__always)
+    static func bindCovered(_ p: UnsafeMutablePointer<SourceSlot>, id: UnsafeRawBufferPointer, values: [Value],
+                            paths: [[PathComponent]], generation: Int) {
+        if generation != 0 && p.pointee.state == .covered && p.pointee.coveredGeneration == generation && p.pointee.ownedID == nil {
+            p.pointee.id = id
+        } else {
+            p.pointee = SourceSlot(state: .covered, id: id, covered: values, coveredPaths: paths, coveredGeneration: generation)
+        }
+    }
+
+    /// The document ID of the slot at `p`, read in place.
+    @inline(__always)
+    static func idString(_ p: UnsafeMutablePointer<SourceSlot>) -> String {
+        if p.pointee.ownedID != nil { return p.pointee.idString }
+        return String(decoding: p.pointee.id, as: UTF8.self)
+    }
+
     /// The whole value of the source: the body (decoded) or the element.
     var wholeValue: Value {
         switch state {
@@ -169,8 +207,9 @@ final class ExecContext {
     // Per-row state, touched by one query on one thread: no dynamic exclusivity tracking.
     @exclusivity(unchecked) var variables: [Value]
     @exclusivity(unchecked) var aggregateValues: [Value]
-    let parameters: [String: Value]
-    let txn: Snapshot
+    /// The execution's parameters and snapshot (a reused executor gets new ones, `rearm`).
+    private(set) var parameters: [String: Value]
+    private(set) var txn: Snapshot
     /// Answers MATCH on an index that does not drive its source: the documents (ID bytes →
     /// rank) of `slot`'s collection matching `query` in the index named `index`. Set by the
     /// executor (the index layer is above this one).
@@ -236,6 +275,18 @@ final class ExecContext {
     deinit {
         slots.deinitialize(count: max(slotCount, 1))
         slots.deallocate()
+    }
+
+    /// Readies the context for another execution of the same plan in snapshot `txn`.
+    func rearm(parameters: [String: Value], txn: Snapshot, interrupt: QueryInterrupt?) {
+        self.parameters = parameters
+        self.txn = txn
+        self.interrupt = interrupt
+        deferredError = nil
+        readCounters = nil
+        fullTextCache = [:]
+        interruptPoll = 0
+        for i in 0..<max(slotCount, 1) { slots[i] = SourceSlot() }
     }
 
     /// A copy of every slot (a group's representative row).

@@ -340,9 +340,11 @@ enum ExpressionCompiler {
 
     /// `meta(src)` / `meta(src).key` of a slot.
     static func metaValue(_ p: UnsafeMutablePointer<SourceSlot>, _ key: MetaKey?) -> Value {
-        if p.pointee.state == .covered, key == .id { return .string(p.pointee.idString) }
+        // The ID first, read through the pointer (a copy of the slot retains every field).
+        if key == .id, p.pointee.state == .covered || (p.pointee.state == .document && p.pointee.record != nil) {
+            return .string(SourceSlot.idString(p))
+        }
         guard p.pointee.state == .document, let r = p.pointee.record else { return .missing }
-        if key == .id { return .string(p.pointee.idString) }
         let s = p.pointee
         switch key {
         case .id?: return .string(s.idString)

@@ -16,6 +16,20 @@ class RowSource {
         while try next(ctx) { n += 1 }
         return n
     }
+
+    /// For `GROUP BY` the first `columns` index expressions with only `count(*)`: the groups
+    /// of the rows left in key order, each with its first row's document ID and values and its
+    /// number of rows, counted without binding each row. Nil (having read nothing that
+    /// `reset` does not undo) when this source cannot count so; the default cannot.
+    func groupCounts(_ ctx: ExecContext, columns: Int) throws -> [CountedGroup]? { nil }
+}
+
+/// One group of `RowSource.groupCounts`: the first row's document ID and index values (all of
+/// the entry's, the group's first `columns` first), and how many rows the group has.
+struct CountedGroup {
+    var id: [UInt8]
+    var values: [Value]
+    var count: Int
 }
 
 /// Looks documents up by ID (used by index scans).

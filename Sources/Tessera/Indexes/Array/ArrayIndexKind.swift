@@ -156,12 +156,17 @@ extension KeyedPlanning {
         let (equalities, used, rangeConstraint) = KeyedPlanning.constrainPrefix(byColumn, columns: exprs.count)
         guard !used.isEmpty else { return nil }
         let covering = isArrayCovering(index, chain: chain)
+        // A covering scan binds the element from the entry's key: an exact term on the
+        // innermost alias holds for every entry in its range, so it leaves the filter (the
+        // entries the range cannot classify re-check it on the elements read from the
+        // document). Other array scans unnest the document again and keep the filter.
+        let satisfied = covering ? used.filter { $0.exact && $0.term.referencedSources.isSubset(of: [innermost]) }.map(\.term) : []
         var scan = KeyRangeScanPlan(store: index, descending: false, covering: covering,
-                                    describedPredicates: used.map(\.text).joined(separator: " AND "), satisfied: [], expressions: exprs)
+                                    describedPredicates: used.map(\.text).joined(separator: " AND "), satisfied: satisfied, expressions: exprs)
         scan.arraySources = chain
         scan.keys = IndexScanKeys(equalities: equalities, rangeConstraint: rangeConstraint, spread: KeyedPlanning.spreadColumns(used))
         let rows = try estimateEntries(index, equalities: equalities, range: rangeConstraint, spread: KeyedPlanning.spreadColumns(used)).rows
-        return AccessCandidate(plan: scan, satisfied: [], deliversOrder: false,
+        return AccessCandidate(plan: scan, satisfied: satisfied, deliversOrder: false,
                                cost: AccessCost(equalityColumns: equalities.count, rangeColumns: rangeConstraint == nil ? 0 : 1,
                                                 estimatedRows: Int(rows.rounded(.up)),
                                                 estimatedCost: CostModel.indexScan(rows: rows, covering: false)))

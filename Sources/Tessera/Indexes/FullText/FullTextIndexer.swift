@@ -189,7 +189,7 @@ final class FullTextIndexKind: IndexKind, @unchecked Sendable {
             case (.bool(let p), .bool(let q)): return p == q
             case (.int(let p), .int(let q)): return p == q
             case (.double(let p), .double(let q)): return p.bitPattern == q.bitPattern
-            case (.string(let p), .string(let q)): return p.utf8.elementsEqual(q.utf8)
+            case (.string(let p), .string(let q)): return stringsEqualBinary(p, q)
             case (.array(let p), .array(let q)): return p.count == q.count && zip(p, q).allSatisfy(same)
             default: return false
             }

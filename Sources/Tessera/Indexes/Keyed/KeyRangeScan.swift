@@ -19,7 +19,7 @@ final class KeyRangeScan: RowSource {
     /// Array-index scans bind the parent document once, however many elements match.
     private let dedupe: Bool
     @exclusivity(unchecked) private var seen = Set<[UInt8]>()
-    @exclusivity(unchecked) private var ranges: [(exact: IndexKey.KeyRange, scan: IndexKey.KeyRange)] = []
+    @exclusivity(unchecked) private var ranges: [ScanRange] = []
     @exclusivity(unchecked) private var rangeIndex = 0
     @exclusivity(unchecked) private var positioned = false
     @exclusivity(unchecked) private var cursor: KeyCursor?
@@ -113,7 +113,7 @@ final class KeyRangeScan: RowSource {
             evaluate(e, isLower ? lowerBound?.evaluate : upperBound?.evaluate, ctx, allowNull: false)
         }
         if plan.descending { unique.reverse() }
-        ranges = unique.map { ($0, $0.clipped()) }
+        ranges = unique.map { ScanRange(exact: $0, scan: $0.clipped()) }
         // Several ranges can meet the same document (truncated keys of different values).
         dedupeAcrossRanges = ranges.count > 1
         pending = []
@@ -200,18 +200,19 @@ final class KeyRangeScan: RowSource {
         if arrayCovering {
             // The slots still hold the entry's row.
             if repeatsLeft > 0 { repeatsLeft -= 1; return true }
-            if let e = pendingElements.popLast() { ctx.slots[elementSlot] = SourceSlot(state: .element, element: e); return true }
+            if let e = pendingElements.popLast() { SourceSlot.bindElement(ctx.slots + elementSlot, e); return true }
         }
         if let s = pending.popLast() {
             ctx.slots[slot] = s
             return true
         }
         while rangeIndex < ranges.count {
-            let (exact, scan) = ranges[rangeIndex]
+            // One reference for the range (its bounds' arrays are not retained one by one, per row).
+            let range = ranges[rangeIndex]
             var ok: Bool
             if !positioned {
                 positioned = true
-                ok = try position(cursor, at: scan)
+                ok = try position(cursor, at: range.scan)
             } else if cursorAtUnread {
                 // A group read left the cursor on the first entry after it.
                 cursorAtUnread = false
@@ -228,12 +229,12 @@ final class KeyRangeScan: RowSource {
                 let key = cursor.key
                 if let counters = ctx.readCounters { counters.entries &+= 1 }
                 if plan.descending {
-                    if compareStoredKeys(key, scan.lower) < 0 { break }
-                } else if let upper = scan.upper, compareStoredKeys(key, upper) >= 0 {
+                    if compareStoredKeys(key, range.scan.lower) < 0 { break }
+                } else if let upper = range.scan.upper, compareStoredKeys(key, upper) >= 0 {
                     break
                 }
                 if plan.ordered, let (tupleLength, _) = IndexKey.layout(key), tupleLength >= groupLength {
-                    let more = try readGroup(ctx, cursor: cursor, exact: exact, scan: scan)
+                    let more = try readGroup(ctx, cursor: cursor, exact: range.exact, scan: range.scan)
                     guard let s = pending.popLast() else {
                         if !more { break }
                         continue // the cursor is on the first entry after the group
@@ -248,7 +249,9 @@ final class KeyRangeScan: RowSource {
                     ctx.slots[slot] = s
                     return true
                 }
-                let m = exact.match(key: key)
+                // Below `scan.upper` and (sought) at or above its lower bound: inside when the
+                // range was not widened and the key is whole.
+                let m = range.scan.isExact && !IndexKey.isTruncated(key: key) ? .inside : range.exact.match(key: key)
                 if m != .outside, key.count >= IndexKey.trailerSize {
                     let n = key.count
                     let idLength = Int(key[n - 3]) << 8 | Int(key[n - 2])
@@ -276,8 +279,7 @@ final class KeyRangeScan: RowSource {
                                 let prefix = IndexKey.encode(Array(values[0..<k]))
                                 if prefix.count <= n, keyHasPrefix(key, prefix) { skipTo = prefix + [IndexKey.highByte] }
                             }
-                            ctx.slots[slot] = SourceSlot(state: .covered, id: id, covered: values, coveredPaths: paths,
-                                                         coveredGeneration: tupleGeneration)
+                            SourceSlot.bindCovered(ctx.slots + slot, id: id, values: values, paths: paths, generation: tupleGeneration)
                             return true
                         }
                         if fresh, try DocumentFetch.bind(ctx, slot: slot, table: docs, id: id, includeDeleted: includeDeleted) {
@@ -310,7 +312,8 @@ final class KeyRangeScan: RowSource {
             return try super.countRows(ctx)
         }
         var n = 0
-        for (exact, scan) in ranges {
+        for range in ranges {
+            let exact = range.exact, scan = range.scan
             var ok = try position(cursor, at: scan)
             while ok {
                 try ctx.checkInterrupt()
@@ -338,6 +341,56 @@ final class KeyRangeScan: RowSource {
         return n
     }
 
+    /// Counts the entries of each run of equal leading `columns` values (a covering value-index
+    /// scan over one range, in key order). Nil, with the cursor left for `reset` to put back,
+    /// as soon as an entry would need its document (a truncated key or an inexact entry) or
+    /// the scan is not of that shape.
+    override func groupCounts(_ ctx: ExecContext, columns k: Int) throws -> [CountedGroup]? {
+        guard let cursor, coveredPaths != nil, plan.arraySources.isEmpty, !plan.descending, plan.skipColumns == nil,
+              ranges.count == 1, !positioned, rangeIndex == 0, pending.isEmpty, k >= 1 else { return nil }
+        let range = ranges[0]
+        var groups: [CountedGroup] = []
+        // The encoded leading values of the current group: its entries' keys start with them.
+        var prefix: [UInt8] = []
+        var ok = try position(cursor, at: range.scan)
+        while ok {
+            try ctx.checkInterrupt()
+            let key = cursor.key
+            if let counters = ctx.readCounters { counters.entries &+= 1 }
+            if let upper = range.scan.upper, compareStoredKeys(key, upper) >= 0 { break }
+            let n = key.count
+            guard n >= IndexKey.trailerSize, !IndexKey.isTruncated(key: key), IndexKey.entryInfo(cursor.value).exact else { return nil }
+            let idLength = Int(key[n - 3]) << 8 | Int(key[n - 2])
+            let tupleLength = n - IndexKey.trailerSize - idLength
+            guard tupleLength >= 0, !(plan.ordered && tupleLength >= groupLength) else { return nil }
+            if !range.scan.isExact {
+                switch range.exact.match(key: key) {
+                case .inside: break
+                case .outside: ok = try cursor.next(); continue
+                default: return nil
+                }
+            }
+            if !groups.isEmpty && prefix.count <= tupleLength && keyHasPrefix(key, prefix) {
+                groups[groups.count - 1].count += 1
+            } else {
+                guard let values = try? IndexKey.values(fromKey: key), values.count >= k else { return nil }
+                let head = Array(values[0..<k])
+                prefix = IndexKey.encode(head)
+                // The encoding is canonical (checked); values equal but encoded apart (the
+                // executor compares the values) still make one group.
+                guard prefix.count <= tupleLength, keyHasPrefix(key, prefix) else { return nil }
+                if let last = groups.last, Array(last.values[0..<k]) == head {
+                    groups[groups.count - 1].count += 1
+                } else {
+                    groups.append(CountedGroup(id: Array(key[(n - 3 - idLength)..<(n - 3)]), values: values, count: 1))
+                }
+            }
+            ok = try cursor.next()
+        }
+        rangeIndex = ranges.count
+        return groups
+    }
+
     /// Binds the first row of a covering array-index entry: the collection slot to the
     /// document ID, the element slot to the key's values, and the further occurrences to
     /// repeat. A key whose values are truncated or inexact binds the document's elements with
@@ -345,9 +398,9 @@ final class KeyRangeScan: RowSource {
     private func bindElements(_ ctx: ExecContext, key: UnsafeRawBufferPointer, id: UnsafeRawBufferPointer, inside: Bool,
                               tupleLength: Int, entry: (occurrences: Int, exact: Bool)) throws -> Bool {
         if inside, entry.exact, let paths = coveredPaths, let values = coveredValues(key, tupleLength: tupleLength) {
-            ctx.slots[slot] = SourceSlot(state: .covered, id: id)
+            SourceSlot.bindCoveredID(ctx.slots + slot, id)
             if paths.isEmpty {
-                ctx.slots[elementSlot] = SourceSlot(state: .element, element: values.first ?? .missing)
+                SourceSlot.bindElement(ctx.slots + elementSlot, values.first ?? .missing)
             } else {
                 ctx.slots[elementSlot] = SourceSlot(state: .covered, covered: values, coveredPaths: paths, coveredGeneration: tupleGeneration)
             }
@@ -359,11 +412,18 @@ final class KeyRangeScan: RowSource {
               let record = try ctx.txn.get(docs, key: id) else { return false }
         let indexContext = self.indexContext ?? plan.store.makeContext(ctx.txn)
         self.indexContext = indexContext
-        let elements = kind.elements(plan.store, docID: String(decoding: id, as: UTF8.self), body: DocumentRecord.body(record),
+        var elements = kind.elements(plan.store, docID: String(decoding: id, as: UTF8.self), body: DocumentRecord.body(record),
                                      context: indexContext, key: key)
+        if !recheck.isEmpty {
+            // The terms the range satisfies left the filter: hold them for these elements.
+            elements = elements.filter { e in
+                SourceSlot.bindElement(ctx.slots + elementSlot, e)
+                return recheck.allSatisfy { Semantics.truth($0(ctx)) == .true }
+            }
+        }
         guard let first = elements.first else { return false }
         pendingElements = elements.dropFirst().reversed()
-        ctx.slots[elementSlot] = SourceSlot(state: .element, element: first)
+        SourceSlot.bindElement(ctx.slots + elementSlot, first)
         return true
     }
 
@@ -387,6 +447,20 @@ final class KeyRangeScan: RowSource {
     override func close() {
         cursor?.close()
         cursor = nil
+        // Made with this execution's snapshot (an executor may run again in another one).
+        indexContext = nil
+    }
+}
+
+/// A key range of a scan: as the query asked for it (`exact`, to classify keys) and as read
+/// (`scan`, clipped to the index's key length).
+final class ScanRange {
+    let exact: IndexKey.KeyRange
+    let scan: IndexKey.KeyRange
+
+    init(exact: IndexKey.KeyRange, scan: IndexKey.KeyRange) {
+        self.exact = exact
+        self.scan = scan
     }
 }
 

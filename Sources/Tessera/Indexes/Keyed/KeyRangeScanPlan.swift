@@ -19,6 +19,9 @@ struct KeyRangeScanPlan: IndexAccessPlan {
     /// Only the first entry of each distinct prefix of this many columns is wanted (DISTINCT
     /// over a covering index): the scan seeks past the rest (a skip-scan).
     var skipColumns: Int?
+    /// A covering scan whose rows come grouped (GROUP BY / DISTINCT on leading columns): the
+    /// groups are the runs of equal values in this many leading columns.
+    var groupColumns: Int?
     /// The column constraints the key ranges are built from when the scan starts.
     var keys = IndexScanKeys(equalities: [], rangeConstraint: nil)
     /// The scan's evaluators, compiled for the first execution and shared by the others (the

@@ -99,11 +99,25 @@ final class PrimaryKeyScan: RowSource {
     private let pointEvaluators: [Compiled]
     private let lowerEvaluator: Evaluator?
     private let upperEvaluator: Evaluator?
-    @exclusivity(unchecked) private var keys: [[UInt8]] = []
+    /// The IDs to look up, one after another in `idBytes` (bound slots point into it), by length.
+    @exclusivity(unchecked) private var keyLengths: [Int] = []
     @exclusivity(unchecked) private var keyPosition = 0
-    /// The looked-up IDs one after another (bound slots point into it) and the next one's start.
     @exclusivity(unchecked) private var idBytes = UnsafeMutableRawBufferPointer.allocate(byteCount: 64, alignment: 1)
+    /// Where the next ID to look up starts in `idBytes` (while reading; its end while filling).
     @exclusivity(unchecked) private var idOffset = 0
+
+    /// Appends an ID to look up (reset only: earlier IDs move if the buffer grows).
+    private func appendKey(_ id: UnsafeRawBufferPointer) {
+        if idBytes.count < idOffset + id.count {
+            let bigger = UnsafeMutableRawBufferPointer.allocate(byteCount: max(idOffset + id.count, 2 * idBytes.count), alignment: 1)
+            if idOffset > 0 { bigger.baseAddress!.copyMemory(from: idBytes.baseAddress!, byteCount: idOffset) }
+            idBytes.deallocate()
+            idBytes = bigger
+        }
+        if !id.isEmpty { (idBytes.baseAddress! + idOffset).copyMemory(from: id.baseAddress!, byteCount: id.count) }
+        idOffset += id.count
+        keyLengths.append(id.count)
+    }
     /// Range scan state.
     @exclusivity(unchecked) private var cursor: KeyCursor?
     @exclusivity(unchecked) private var lower: (key: [UInt8], inclusive: Bool)?
@@ -141,6 +155,17 @@ final class PrimaryKeyScan: RowSource {
         upper = nil
         prefix = nil
         if let points = plan.points {
+            keyLengths.removeAll(keepingCapacity: true)
+            idOffset = 0
+            // A later source looks its IDs up with a cursor, per outer row; the first source
+            // is reset once per execution and needs none.
+            if slot != 0 && cursor == nil { cursor = try ctx.txn.cursor(docs) }
+            if points.count == 1 && !plan.spread {
+                // One ID, the usual `meta().id = $id`: straight into the buffer.
+                guard case .string(var s)? = Self.value(points[0], pointEvaluators[0].evaluate, ctx), !s.isEmpty else { return }
+                s.withUTF8 { appendKey(UnsafeRawBufferPointer($0)) }
+                return
+            }
             var ks: [[UInt8]] = []
             for (e, f) in zip(points, pointEvaluators) {
                 let v = Self.value(e, f.evaluate, ctx)
@@ -155,33 +180,15 @@ final class PrimaryKeyScan: RowSource {
                 }
             }
             if ks.count > 1 {
-                // Several IDs: in key order (reversed for DESC), each once. One ID, the usual
-                // `meta().id = $id`, needs neither.
+                // Several IDs: in key order (reversed for DESC), each once.
                 ks.sort(by: bytesLess)
                 var unique: [[UInt8]] = []
                 for k in ks where unique.last != k { unique.append(k) }
                 ks = plan.descending ? unique.reversed() : unique
             }
-            keys = ks
-            // The first source is reset once per execution: its lookups need no cursor, the
-            // IDs are copied where bound slots (and rows kept for grouping) point at them
-            // until the execution ends. A later source binds from the table's own keys.
-            guard slot == 0 else {
-                if cursor == nil { cursor = try ctx.txn.cursor(docs) }
-                return
-            }
-            var total = 0
-            for k in keys { total += k.count }
-            if idBytes.count < total {
-                idBytes.deallocate()
-                idBytes = .allocate(byteCount: max(total, 2 * idBytes.count), alignment: 1)
-            }
-            var offset = 0
-            for k in keys {
-                k.withUnsafeBytes { idBytes.baseAddress!.advanced(by: offset).copyMemory(from: $0.baseAddress!, byteCount: k.count) }
-                offset += k.count
-            }
-            idOffset = 0
+            // The IDs are copied where bound slots (and rows kept for grouping) point at them
+            // until the next reset.
+            for k in ks { k.withUnsafeBytes { appendKey($0) } }
             return
         }
         if cursor == nil { cursor = try ctx.txn.cursor(docs) }
@@ -226,16 +233,15 @@ final class PrimaryKeyScan: RowSource {
 
     override func next(_ ctx: ExecContext) throws -> Bool {
         if plan.points != nil {
-            while keyPosition < keys.count {
-                if let c = cursor {
-                    let k = keys[keyPosition]
-                    keyPosition += 1
-                    if try k.withUnsafeBytes({ try c.seekExact($0) }), bindCurrent(ctx, c) { return true }
-                    continue
-                }
-                let id = UnsafeRawBufferPointer(rebasing: UnsafeRawBufferPointer(idBytes)[idOffset..<(idOffset + keys[keyPosition].count)])
+            if keyPosition == 0 { idOffset = 0 }
+            while keyPosition < keyLengths.count {
+                let id = UnsafeRawBufferPointer(rebasing: UnsafeRawBufferPointer(idBytes)[idOffset..<(idOffset + keyLengths[keyPosition])])
                 keyPosition += 1
                 idOffset += id.count
+                if let c = cursor {
+                    if try c.seekExact(id), bindCurrent(ctx, c) { return true }
+                    continue
+                }
                 // The slot keeps pointing at `id`: it lives until the next reset.
                 if let v = try ctx.txn.get(docs, key: id),
                    DocumentFetch.bind(ctx, slot: slot, id: id, record: v, includeDeleted: includeDeleted) { return true }

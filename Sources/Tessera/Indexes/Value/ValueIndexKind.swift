@@ -148,6 +148,7 @@ extension KeyedPlanning {
         // DISTINCT, or GROUP BY without aggregates, needs one entry per group: after it the
         // scan seeks past the group's key prefix.
         if groups && covering && q.aggregates.isEmpty && (q.distinct || !q.groupBy.isEmpty) { scan.skipColumns = groupColumns }
+        if groups && covering { scan.groupColumns = groupColumns }
         var rows = try estimateEntries(index, equalities: equalities, range: rangeConstraint, spread: spread).rows
         if satisfiesOrder {
             // LIMIT stops an ordered scan early; conditions left to the filter may reject rows.

@@ -19,6 +19,10 @@ final class Executor {
     private var filters: [[Compiled]] { _read { yield ev.filters } }
     private var leftOuter: [Bool] { _read { yield ev.leftOuter } }
     @exclusivity(unchecked) private var matchedAny: [Bool]
+    /// Per level: no ON condition, no filter, not the inner side of a LEFT JOIN.
+    private let plainLevel: [Bool]
+    /// The levels the join iterates (the rest are bound by an earlier level's scan).
+    private let drivingLevels: Int
     @exclusivity(unchecked) private var started = false
     @exclusivity(unchecked) private var exhausted = false
 
@@ -76,12 +80,36 @@ final class Executor {
         }
         ev = prepared.evaluators ?? ExecutorEvaluators(plan: prepared.plan, shared: prepared.shared, parameters: parameters)
         matchedAny = Array(repeating: false, count: lv.count)
+        let plain = lv.indices.map { [ev] k in ev.ons[k] == nil && ev.filters[k].isEmpty && !ev.leftOuter[k] }
+        plainLevel = plain
+        // Trailing UNNEST levels that a covering array-index scan binds, with nothing to
+        // check, add exactly one row per row of the scan: the join stops above them.
+        var driving = lv.count
+        while driving > 1, analysis == nil, plain[driving - 1], lv[driving - 1] is BoundRowScan { driving -= 1 }
+        drivingLevels = driving
         limit = prepared.plan.limit
         offset = prepared.plan.offset
     }
 
     func close() {
         for l in levels { l.close() }
+    }
+
+    /// True if this executor can run its plan again (`rearm`) once closed: nothing it holds
+    /// depends on the parameters or the snapshot beyond what `rearm` replaces.
+    var reusable: Bool { analysis == nil && prepared.evaluators != nil && !prepared.usesMatch }
+
+    /// Readies a closed, `reusable` executor to run its plan again in `txn` with `parameters`
+    /// (an execution then allocates no executor, context or row sources).
+    func rearm(txn: Snapshot, parameters: [String: Value], interrupt: QueryInterrupt?) {
+        ctx.rearm(parameters: parameters, txn: txn, interrupt: interrupt)
+        for k in matchedAny.indices { matchedAny[k] = false }
+        started = false
+        exhausted = false
+        buffered = nil
+        bufferPosition = 0
+        emitted = 0
+        skipped = 0
     }
 
     // MARK: - Joined rows
@@ -94,6 +122,12 @@ final class Executor {
     /// Advances level `k` to its next row that satisfies ON and the level's filters.
     private func advance(_ k: Int) throws -> Bool {
         let source = levels[k]
+        if plainLevel[k] {
+            try ctx.checkInterrupt()
+            guard try source.next(ctx) else { return false }
+            analysis?.levels[k].passed += 1
+            return true
+        }
         while true {
             try ctx.checkInterrupt()
             if try !source.next(ctx) {
@@ -119,7 +153,7 @@ final class Executor {
 
     private func joinedRow() throws -> Bool {
         if exhausted { return false }
-        let n = levels.count
+        let n = drivingLevels
         var k: Int
         if !started {
             started = true
@@ -282,10 +316,11 @@ final class Executor {
             // one starts; no hash table.
             let calls = plan.query.aggregates
             var current: (key: [Value], slots: [SourceSlot], aggregates: [AggregateState])?
-            func finish() {
+            /// Finishes the current group (`count`: its number of rows, when counted unbound).
+            func finish(count: Int? = nil) {
                 guard let g = current else { return }
                 ctx.restore(g.slots)
-                for (i, a) in g.aggregates.enumerated() { ctx.aggregateValues[i] = a.result() }
+                for (i, a) in g.aggregates.enumerated() { ctx.aggregateValues[i] = count.map { .int(Int64($0)) } ?? a.result() }
                 if let having, Semantics.truth(having(ctx)) != .true { return }
                 accept(project())
             }
@@ -293,6 +328,25 @@ final class Executor {
             // numbers them) are in the same group without evaluating the keys.
             let single = prepared.plan.sources.count == 1
             var currentGeneration = 0
+            if let (k, paths) = prepared.countedGroups, !started {
+                // Only count(*)s of groups of index columns: the scan counts each group's
+                // entries; each group is then bound as its first row, as below.
+                try levels[0].reset(ctx)
+                if let groups = try levels[0].groupCounts(ctx, columns: k) {
+                    started = true
+                    exhausted = true
+                    for g in groups {
+                        try ctx.checkInterrupt()
+                        var slot = SourceSlot(state: .covered, covered: g.values, coveredPaths: paths)
+                        slot.ownedID = g.id
+                        ctx.slots[0] = slot
+                        analysis?.levels[0].passed += g.count
+                        current = (g.values, [slot], calls.map { AggregateState(function: $0.name, countStar: $0.args.isEmpty) })
+                        finish(count: g.count)
+                    }
+                    current = nil
+                }
+            }
             while try nextJoinedRow() {
                 let generation = single && ctx.slots[0].state == .covered ? ctx.slots[0].coveredGeneration : 0
                 var same = current != nil

@@ -51,7 +51,7 @@ final class UnnestScan: RowSource {
 
     override func next(_ ctx: ExecContext) throws -> Bool {
         guard position < elements.count else { return false }
-        ctx.slots[slot] = SourceSlot(state: .element, element: elements[position])
+        SourceSlot.bindElement(ctx.slots + slot, elements[position])
         position += 1
         return true
     }

@@ -19,6 +19,10 @@ final class PreparedPlan: @unchecked Sendable {
     /// The query is `count(*)`s of one source's rows, with no filter left and nothing else
     /// read from a row: the row source counts its rows (an index its entries) unbound.
     let countsRows: Bool
+    /// The query groups a covering index scan by its first this many columns and computes
+    /// only `count(*)`s, with no filter left: the scan counts each group's entries unbound.
+    /// (The index expressions' paths bind each group's row.)
+    let countedGroups: (columns: Int, paths: [[PathComponent]])?
     /// The size class of each collection the plan reads when it was made (`sizeClasses`):
     /// the plan's cost estimates hold while the sizes stay in their class.
     var sizes: [Int] = []
@@ -30,13 +34,16 @@ final class PreparedPlan: @unchecked Sendable {
     let evaluators: ExecutorEvaluators?
     /// The query's parameter names (checked against the given parameters at each execution).
     let parameterNames: Set<String>
+    /// A finished executor of this plan kept for the next execution (`Executor.reusable`).
+    let idleExecutor = ExecutorPool()
 
     /// True if the collections are still in the size classes the plan was made for.
     func sizesHold(txn: Snapshot) throws -> Bool {
         let id = txn.transactionID
         if id != 0 && sizesCheckedAt.load(ordering: .relaxed) == id { return true }
         guard try PreparedPlan.sizeClasses(plan, txn: txn) == sizes else { return false }
-        sizesCheckedAt.store(id, ordering: .relaxed)
+        // (Read snapshots only: a write transaction's ID is also that of the snapshots after it.)
+        if txn.isReadOnly { sizesCheckedAt.store(id, ordering: .relaxed) }
         return true
     }
 
@@ -77,6 +84,7 @@ final class PreparedPlan: @unchecked Sendable {
         shared = SharedEvaluators(plan)
         usesMatch = SharedEvaluators.mentionsMatch(plan)
         countsRows = PreparedPlan.countsRows(plan)
+        countedGroups = PreparedPlan.countedGroups(plan)
         evaluators = SharedEvaluators.readParameters(plan) ? nil : ExecutorEvaluators(plan: plan, shared: shared, parameters: [:])
         parameterNames = plan.query.parameterNames
     }
@@ -94,6 +102,16 @@ final class PreparedPlan: @unchecked Sendable {
         return read.allSatisfy { $0.referencedSources.isEmpty }
     }
 
+    static func countedGroups(_ plan: QueryPlan) -> (columns: Int, paths: [[PathComponent]])? {
+        let q = plan.query
+        guard plan.groupsDelivered, plan.sources.count == 1, plan.sources[0].filter.isEmpty, plan.sources[0].source.on == nil,
+              !q.groupBy.isEmpty, !q.aggregates.isEmpty,
+              q.aggregates.allSatisfy({ FunctionRegistry.upperASCII($0.name) == "COUNT" && $0.args.isEmpty }),
+              case .index(let access) = plan.sources[0].access, let scan = access as? KeyRangeScanPlan, scan.covering,
+              scan.arraySources.isEmpty, let k = scan.groupColumns else { return nil }
+        return (k, scan.store.expressions.map { e in if case .sourcePath(_, let p) = e { return p } else { return [] } })
+    }
+
     /// The same plan with other LIMIT/OFFSET values.
     init(version: UInt64, plan: QueryPlan, like other: PreparedPlan) {
         self.version = version
@@ -104,6 +122,7 @@ final class PreparedPlan: @unchecked Sendable {
         shared = other.shared
         usesMatch = other.usesMatch
         countsRows = other.countsRows
+        countedGroups = other.countedGroups
         sizes = other.sizes
         arraySizes = other.arraySizes
         evaluators = other.evaluators
@@ -168,5 +187,31 @@ extension BoundExpr {
         var found = false
         walk { if case .parameter = $0 { found = true } }
         return found
+    }
+}
+
+/// Keeps one finished executor of a plan for the next execution to take (an execution that
+/// finds none makes its own). Taking and putting back are under a lock: executions of one
+/// query may run on several threads, each with its own executor.
+final class ExecutorPool: @unchecked Sendable {
+    // @unchecked Sendable: `idle` is read and written under `lock` only, and an executor in
+    // the pool is used by no one until taken.
+    private let lock = Mutex<Void>(())
+    private var idle: Executor?
+
+    init() {}
+
+    /// The kept executor, if any (removed from the pool).
+    func take() -> Executor? {
+        lock.withLock { _ in
+            let e = idle
+            idle = nil
+            return e
+        }
+    }
+
+    /// Keeps `executor` (closed, reusable) unless one is kept already.
+    func put(_ executor: Executor) {
+        lock.withLock { _ in if idle == nil { idle = executor } }
     }
 }
