@@ -320,7 +320,7 @@ final class KeyRangeScan: RowSource {
                 let key = cursor.key
                 if let counters = ctx.readCounters { counters.entries &+= 1 }
                 if let upper = scan.upper, compareStoredKeys(key, upper) >= 0 { break }
-                let m = exact.match(key: key)
+                let m = scan.isExact && !IndexKey.isTruncated(key: key) ? .inside : exact.match(key: key)
                 let k = key.count
                 if m != .outside, k >= IndexKey.trailerSize, case let idLength = Int(key[k - 3]) << 8 | Int(key[k - 2]),
                    idLength + IndexKey.trailerSize <= k {
