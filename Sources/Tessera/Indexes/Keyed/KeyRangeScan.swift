@@ -121,6 +121,7 @@ final class KeyRangeScan: RowSource {
         repeatsLeft = 0
         pendingElements = []
         skipTo = nil
+        elementGeneration = 0
     }
 
     /// The key ranges of the equality tuples `tuples` followed by `constraint` on the next
@@ -200,7 +201,7 @@ final class KeyRangeScan: RowSource {
         if arrayCovering {
             // The slots still hold the entry's row.
             if repeatsLeft > 0 { repeatsLeft -= 1; return true }
-            if let e = pendingElements.popLast() { SourceSlot.bindElement(ctx.slots + elementSlot, e); return true }
+            if let e = pendingElements.popLast() { SourceSlot.bindElement(ctx.slots + elementSlot, e); elementGeneration = 0; return true }
         }
         if let s = pending.popLast() {
             ctx.slots[slot] = s
@@ -399,6 +400,13 @@ final class KeyRangeScan: RowSource {
                               tupleLength: Int, entry: (occurrences: Int, exact: Bool)) throws -> Bool {
         if inside, entry.exact, let paths = coveredPaths, let values = coveredValues(key, tupleLength: tupleLength) {
             SourceSlot.bindCoveredID(ctx.slots + slot, id)
+            if elementGeneration == tupleGeneration && ctx.slots[elementSlot].state == .element && paths.isEmpty {
+                // The same values as the entry before (every entry of an equality lookup):
+                // the element slot already holds them.
+                repeatsLeft = entry.occurrences - 1
+                return true
+            }
+            elementGeneration = paths.isEmpty ? tupleGeneration : 0
             if paths.isEmpty {
                 SourceSlot.bindElement(ctx.slots + elementSlot, values.first ?? .missing)
             } else {
@@ -407,6 +415,7 @@ final class KeyRangeScan: RowSource {
             repeatsLeft = entry.occurrences - 1
             return true
         }
+        elementGeneration = 0
         guard let kind = plan.store.kind as? any ElementIndexKind,
               try DocumentFetch.bind(ctx, slot: slot, table: docs, id: id, includeDeleted: includeDeleted),
               let record = try ctx.txn.get(docs, key: id) else { return false }
@@ -433,6 +442,9 @@ final class KeyRangeScan: RowSource {
     @exclusivity(unchecked) private var lastValues: [Value] = []
     /// Numbers the distinct tuples met, in order (see `SourceSlot.coveredGeneration`).
     @exclusivity(unchecked) private var tupleGeneration = 0
+    /// The tuple whose first value a covering array scan last bound to the element slot (0:
+    /// none, or the slot was bound otherwise since).
+    @exclusivity(unchecked) private var elementGeneration = 0
 
     /// The values of a covered entry's key (nil if truncated or malformed).
     private func coveredValues(_ key: UnsafeRawBufferPointer, tupleLength: Int) -> [Value]? {

@@ -186,6 +186,14 @@ final class Executor {
     /// The current row's columns. A star column keeps its document's encoded body (copied
     /// out of LMDB, so it outlives the transaction) for `Result` to decode on access.
     private func project() -> [ResultCell] {
+        let columns = ev.columns
+        // Rows of one or two columns as array literals: allocated at their size directly
+        // (`reserveCapacity` goes through the array's growth path, about as costly again).
+        switch columns.count {
+        case 1: return [cell(columns[0])]
+        case 2: return [cell(columns[0]), cell(columns[1])]
+        default: break
+        }
         var row: [ResultCell] = []
         row.reserveCapacity(columns.count)
         for c in columns {
@@ -195,6 +203,14 @@ final class Executor {
             }
         }
         return row
+    }
+
+    @inline(__always)
+    private func cell(_ c: ColumnEvaluator) -> ResultCell {
+        switch c {
+        case .expression(let f): return .value(f(ctx))
+        case .star(let s): return slotCell(ctx.slots + s)
+        }
     }
 
     /// The next output row (columns in column order), or nil at the end.
