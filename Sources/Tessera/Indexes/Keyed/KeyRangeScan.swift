@@ -59,9 +59,7 @@ final class KeyRangeScan: RowSource {
         elementSlot = plan.arraySources.last ?? slot
         // A covering array scan yields every entry: each stands for its own UNNEST rows.
         dedupe = !plan.arraySources.isEmpty && !pointLookup && !arrayCovering
-        coveredPaths = plan.covering ? plan.store.expressions.map { e in
-            if case .sourcePath(_, let p) = e { return p } else { return [] }
-        } : nil
+        coveredPaths = plan.covering ? plan.expressionPaths : nil
         super.init(slot: slot)
     }
 

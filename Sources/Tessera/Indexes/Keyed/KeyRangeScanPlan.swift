@@ -28,6 +28,12 @@ struct KeyRangeScanPlan: IndexAccessPlan {
     /// plan is not changed once it runs).
     let evaluators = CompiledOnce<KeyRangeScanEvaluators>()
 
+    /// The property path of each index expression (empty for one that is not a plain path):
+    /// where a covering scan's values are read from.
+    var expressionPaths: [[PathComponent]] {
+        store.expressions.map { e in if case .sourcePath(_, let p) = e { return p } else { return [] } }
+    }
+
     var boundSources: [Int] { arraySources }
     var bindsBoundRows: Bool { covering && !arraySources.isEmpty }
 

@@ -332,11 +332,10 @@ final class Executor {
             // one starts; no hash table.
             let calls = plan.query.aggregates
             var current: (key: [Value], slots: [SourceSlot], aggregates: [AggregateState])?
-            /// Finishes the current group (`count`: its number of rows, when counted unbound).
-            func finish(count: Int? = nil) {
+            func finish() {
                 guard let g = current else { return }
                 ctx.restore(g.slots)
-                for (i, a) in g.aggregates.enumerated() { ctx.aggregateValues[i] = count.map { .int(Int64($0)) } ?? a.result() }
+                for (i, a) in g.aggregates.enumerated() { ctx.aggregateValues[i] = a.result() }
                 if let having, Semantics.truth(having(ctx)) != .true { return }
                 accept(project())
             }
@@ -353,14 +352,12 @@ final class Executor {
                     exhausted = true
                     for g in groups {
                         try ctx.checkInterrupt()
-                        var slot = SourceSlot(state: .covered, covered: g.values, coveredPaths: paths)
-                        slot.ownedID = g.id
-                        ctx.slots[0] = slot
+                        ctx.slots[0] = SourceSlot(state: .covered, covered: g.values, coveredPaths: paths)
+                        ctx.slots[0].ownedID = g.id
                         analysis?.levels[0].passed += g.count
-                        current = (g.values, [slot], calls.map { AggregateState(function: $0.name, countStar: $0.args.isEmpty) })
-                        finish(count: g.count)
+                        for i in calls.indices { ctx.aggregateValues[i] = .int(Int64(g.count)) }
+                        if having.map({ Semantics.truth($0(ctx)) == .true }) ?? true { accept(project()) }
                     }
-                    current = nil
                 }
             }
             while try nextJoinedRow() {

@@ -109,7 +109,7 @@ final class PreparedPlan: @unchecked Sendable {
               q.aggregates.allSatisfy({ FunctionRegistry.upperASCII($0.name) == "COUNT" && $0.args.isEmpty }),
               case .index(let access) = plan.sources[0].access, let scan = access as? KeyRangeScanPlan, scan.covering,
               scan.arraySources.isEmpty, let k = scan.groupColumns else { return nil }
-        return (k, scan.store.expressions.map { e in if case .sourcePath(_, let p) = e { return p } else { return [] } })
+        return (k, scan.expressionPaths)
     }
 
     /// The same plan with other LIMIT/OFFSET values.
