@@ -496,3 +496,70 @@ struct IndexKeyTests {
         #expect(IndexKey.prefixSuccessor([0xFF][...]) == nil)
     }
 }
+
+@Suite("IndexKey components and index statistics")
+struct IndexKeyComponentTests {
+    @Test("componentEnd finds the end of every value, and no end inside a cut encoding")
+    func componentEnds() {
+        var r = KeyTestRNG(seed: 0xC0_FFEE)
+        for _ in 0..<20_000 {
+            let values = (0..<(1 + r.below(3))).map { _ in ValueGen.value(&r) }
+            let bytes = IndexKey.encode(values)
+            // Walking the components gives each value's own encoding length.
+            var at = 0
+            bytes.withUnsafeBytes { p in
+                for v in values {
+                    let end = IndexKey.componentEnd(p, from: at)
+                    #expect(end == at + IndexKey.encode([v]).count, "value \(v)")
+                    at = end ?? bytes.count
+                }
+            }
+            #expect(at == bytes.count)
+            // A value cut anywhere before its end is never complete.
+            let first = IndexKey.encode([values[0]])
+            let cut = r.below(first.count)
+            Array(first[0..<cut]).withUnsafeBytes { p in
+                #expect(IndexKey.componentEnd(p, from: 0) == nil, "cut at \(cut) of \(values[0])")
+            }
+        }
+    }
+
+    @Test("Distinct prefix counts from the key bytes equal those of the decoded values (seeded)")
+    func distinctTally() {
+        var r = KeyTestRNG(seed: 0x5747)
+        for round in 0..<200 {
+            let columns = 1 + r.below(3)
+            // Few distinct values per column so that prefixes repeat; numbers in both forms.
+            let pool = (0..<(1 + r.below(6))).map { _ in ValueGen.value(&r, depth: 2) }
+            var tuples: [[UInt8]] = []
+            var decoded: [[Value]] = []
+            for _ in 0..<(1 + r.below(60)) {
+                let values = (0..<columns).map { _ in ValueGen.reRepresent(r.pick(pool), &r) }
+                tuples.append(IndexKey.encode(values))
+                decoded.append(values)
+            }
+            let order = tuples.indices.sorted { byteOrder(tuples[$0], tuples[$1]) < 0 }
+            var tally = IndexStatistics.DistinctTally(columns: columns)
+            for i in order { tuples[i].withUnsafeBytes { tally.add($0) } }
+            for k in 0..<columns {
+                // Distinct prefixes by their encodings (1 and 1.0 encode alike).
+                let expected = Set(decoded.map { IndexKey.encode(Array($0.prefix(k + 1))) }).count
+                #expect(tally.distinct[k] == expected, "round \(round), \(k + 1) columns")
+            }
+        }
+    }
+
+    @Test("A truncated tuple shares its complete leading columns' counts")
+    func truncatedTuples() {
+        let long = String(repeating: "x", count: 300)
+        let a = IndexKey.encode(["city", .string(long + "a")])
+        let b = IndexKey.encode(["city", .string(long + "b")])
+        var tally = IndexStatistics.DistinctTally(columns: 2)
+        // Both cut inside the second column: the first column is the same value.
+        Array(a.prefix(100)).withUnsafeBytes { tally.add($0) }
+        Array(b.prefix(100)).withUnsafeBytes { tally.add($0) }
+        #expect(tally.distinct == [1, 1])
+        Array(b.prefix(120)).withUnsafeBytes { tally.add($0) }
+        #expect(tally.distinct == [1, 2])
+    }
+}

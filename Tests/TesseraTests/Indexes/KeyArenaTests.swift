@@ -165,4 +165,41 @@ struct KeyArenaTests {
         return [KeyedEntry(key: IndexKey.make(values: values, docID: id).key,
                            value: IndexKey.entryValue(occurrences: 1, exact: IndexKey.decodesExactly(values)))]
     }
+
+    /// A back-fill's grouped sort gives exactly the general sort's entries: random tuples from
+    /// small pools (many repeats, 1 vs 1.0), documents in ID order with 0–4 keys each
+    /// (repeats within a document), IDs that are prefixes of others, and the fall-backs
+    /// (truncated keys, an ID with a 00 byte, mostly distinct keys).
+    @Test("Grouped back-fill sort equals the general sort (seeded)")
+    func groupedSortEqualsGeneralSort() {
+        var r = KeyTestRNG(seed: 0xB4CF)
+        for round in 0..<120 {
+            let columns = 1 + r.below(2)
+            let pool = (0..<(1 + r.below(round % 3 == 0 ? 400 : 12))).map { _ in
+                (0..<columns).map { _ -> Value in
+                    if r.chance(40) { return .string(String(repeating: "long", count: 130)) }
+                    return ValueGen.scalar(&r)
+                }
+            }
+            var ids = Set<String>()
+            for _ in 0..<(10 + r.below(400)) {
+                var id = r.pick(["a", "ab", "abc", "b", "doc_", "é", "z"]) + String(r.below(1000))
+                if round % 17 == 5 && r.chance(50) { id += "\0x" }
+                ids.insert(id)
+            }
+            var arena = KeyArena()
+            for id in ids.sorted(by: { compareBinary($0, $1) < 0 }) {
+                let idBytes = Array(id.utf8)
+                for _ in 0..<r.below(5) {
+                    for v in r.pick(pool) { arena.appendComponent(ValueGen.reRepresent(v, &r)) }
+                    idBytes.withUnsafeBytes { arena.finishKey(docID: $0) }
+                }
+            }
+            func entries(_ e: [KeyArena.Entry]) -> [KeyedEntry] {
+                e.map { KeyedEntry(key: arena.key($0.key), value: IndexKey.entryValue(occurrences: $0.occurrences, exact: $0.exact)) }
+            }
+            #expect(entries(arena.sortedEntriesAppendedInIDOrder()) == entries(arena.sortedEntries()), "round \(round)")
+        }
+    }
 }
+

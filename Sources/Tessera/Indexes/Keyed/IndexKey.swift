@@ -366,6 +366,82 @@ enum IndexKey {
         return (tupleCount, docCount)
     }
 
+    /// The offset just past the value encoding that starts at `start` in `bytes`, or nil when
+    /// the bytes end inside it (a truncated tuple) or do not follow the encoding. It reads
+    /// nothing but tags, lengths and string terminators, so equal values (which encode to equal
+    /// bytes) can be compared component by component without decoding them.
+    static func componentEnd(_ bytes: UnsafeRawBufferPointer, from start: Int) -> Int? {
+        var p = start
+        let n = bytes.count
+        // Open arrays and objects: an array ends at its `00`; an object's remaining value
+        // count is kept as a negative number below the array marker.
+        var open: [Int] = []
+        while true {
+            guard p < n else { return nil }
+            let tag = bytes[p]
+            p &+= 1
+            switch tag {
+            case tagMissing, tagNull, tagFalse, tagTrue, tagNaN, tagNegInfinity, tagZero, tagPosInfinity:
+                break
+            case tagPositive, tagNegative:
+                p &+= 10
+                guard p <= n else { return nil }
+            case tagString:
+                guard let end = stringEnd(bytes, from: p) else { return nil }
+                p = end
+            case tagArray:
+                open.append(0)
+                continue
+            case tagObject:
+                guard p + 4 <= n else { return nil }
+                var count = 0
+                for i in 0..<4 { count = count << 8 | Int(bytes[p + i]) }
+                p &+= 4
+                for _ in 0..<count {
+                    guard let end = stringEnd(bytes, from: p) else { return nil }
+                    p = end
+                }
+                if count > 0 { open.append(-count); continue }
+            case tagEnd:
+                // Only an open array may end here (an empty one, or after its last element).
+                guard let last = open.last, last == 0 else { return nil }
+                open.removeLast()
+            default:
+                return nil
+            }
+            // One value is complete: close what it completes.
+            while let last = open.last {
+                if last == 0 {
+                    // Inside an array: its end marker, if next, closes it.
+                    guard p < n else { return nil }
+                    if bytes[p] != tagEnd { break }
+                    p &+= 1
+                    open.removeLast()
+                } else if last == -1 {
+                    open.removeLast()
+                } else {
+                    open[open.count - 1] = last + 1
+                    break
+                }
+            }
+            if open.isEmpty { return p }
+        }
+    }
+
+    /// The offset past the `00 00` that ends the escaped string starting at `start`.
+    private static func stringEnd(_ bytes: UnsafeRawBufferPointer, from start: Int) -> Int? {
+        var p = start
+        while p + 1 < bytes.count {
+            if bytes[p] == 0 {
+                let next = bytes[p + 1]
+                if next == 0 { return p + 2 }
+                guard next == highByte else { return nil }
+            }
+            p &+= bytes[p] == 0 ? 2 : 1
+        }
+        return nil
+    }
+
     // MARK: - Decoding
 
     /// An index key that does not follow the encoding (a corrupt or foreign key).

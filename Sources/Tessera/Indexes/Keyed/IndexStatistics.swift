@@ -1,4 +1,11 @@
 import Synchronization
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#elseif canImport(Darwin)
+import Darwin
+#endif
 
 // Cheap statistics of a value or array index for the planner's row estimates (issue 16,
 // "cost, not rules"): the number of entries, the number of distinct leading-key prefixes
@@ -26,38 +33,78 @@ struct IndexStatistics: Equatable, Sendable {
     /// Tuple bytes of evenly spaced entries, in key order.
     var samples: [[UInt8]]
 
-    /// Reads every entry of `index` once.
+    /// Reads every entry of `index` once, comparing each key's column encodings with the
+    /// previous key's in place (equal values encode to equal bytes, IndexKey.swift), with no
+    /// decoding and no allocation per entry.
     static func compute(_ index: IndexStore, snapshot: Snapshot) throws -> IndexStatistics {
         let total = try snapshot.count(index.table)
         let columns = max(1, index.expressions.count)
         let step = max(1, (total + maxSamples - 1) / maxSamples)
-        var distinct = [Int](repeating: 0, count: columns)
+        var tally = DistinctTally(columns: columns)
         var samples: [[UInt8]] = []
-        var previous: [Value]? = nil
-        var previousTuple: [UInt8]? = nil
         var position = 0
         try snapshot.withCursor(index.table) { c in
             try c.forEach { key, _ in
-                let bytes = Array(key)
-                guard let tuple = IndexKey.tupleBytes(fromKey: bytes) else { return true }
-                let values = (try? IndexKey.values(fromKey: bytes)) ?? nil
-                if let values, let previous, values.count == previous.count {
-                    // The first column that differs starts a new distinct prefix for every
-                    // longer prefix.
-                    var first = values.count
-                    for i in 0..<values.count where values[i] != previous[i] { first = i; break }
-                    for k in first..<min(columns, values.count) { distinct[k] += 1 }
-                } else if previousTuple.map({ $0[...] != tuple }) ?? true {
-                    for k in 0..<columns { distinct[k] += 1 }
-                }
+                guard let (tupleCount, _) = IndexKey.layout(key) else { return true }
+                let tuple = UnsafeRawBufferPointer(rebasing: key[0..<tupleCount])
+                tally.add(tuple)
                 if position % step == 0 && samples.count < maxSamples { samples.append(Array(tuple.prefix(maxSampleBytes))) }
                 position += 1
-                previous = values
-                previousTuple = Array(tuple)
                 return true
             }
         }
-        return IndexStatistics(entries: position, distinct: distinct, samples: samples)
+        return IndexStatistics(entries: position, distinct: tally.distinct, samples: samples)
+    }
+
+    /// Counts the distinct leading-column prefixes of tuples fed in key order.
+    struct DistinctTally {
+        /// `distinct[k]`: distinct values of the first `k + 1` columns so far.
+        private(set) var distinct: [Int]
+        /// The previous tuple's bytes and the end offset of each of its columns (nil past the
+        /// last complete one).
+        private var previous: [UInt8] = []
+        private var previousEnds: [Int?]
+        private var started = false
+        private var ends: [Int?]
+
+        init(columns: Int) {
+            distinct = [Int](repeating: 0, count: columns)
+            previousEnds = [Int?](repeating: nil, count: columns)
+            ends = previousEnds
+        }
+
+        /// Adds the next tuple (in key order). The first column whose bytes differ from the
+        /// previous tuple's starts a new distinct prefix for it and every longer prefix; a
+        /// column cut short by truncation counts as different unless the whole tuple is equal.
+        mutating func add(_ tuple: UnsafeRawBufferPointer) {
+            let columns = distinct.count
+            var at: Int? = 0
+            for k in 0..<columns {
+                if let a = at { at = IndexKey.componentEnd(tuple, from: a) }
+                ends[k] = at
+            }
+            var first = 0
+            if started {
+                if tuple.count == previous.count && samePrefix(tuple, tuple.count) {
+                    first = columns
+                } else {
+                    // Columns cut short (a truncated key) count as different.
+                    while first < columns, let end = ends[first], end == previousEnds[first], samePrefix(tuple, end) {
+                        first += 1
+                    }
+                }
+            }
+            for k in first..<columns { distinct[k] += 1 }
+            started = true
+            previous.removeAll(keepingCapacity: true)
+            previous.append(contentsOf: tuple)
+            swap(&previousEnds, &ends)
+        }
+
+        /// True if the first `count` bytes of `tuple` and of the previous tuple are equal.
+        private func samePrefix(_ tuple: UnsafeRawBufferPointer, _ count: Int) -> Bool {
+            count == 0 || previous.withUnsafeBytes { memcmp($0.baseAddress!, tuple.baseAddress!, count) == 0 }
+        }
     }
 
     // MARK: - Storage

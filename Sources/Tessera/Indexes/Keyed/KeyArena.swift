@@ -1,3 +1,11 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
 // Index keys built without a `Value` or an array per entry: the keys of one document (an
 // update) or of a whole collection (a back-fill) go one after another into one byte buffer,
 // and the index expressions that are plain property paths are encoded straight from the
@@ -148,6 +156,128 @@ struct KeyArena {
             }
         }
     }
+}
+
+extension KeyArena {
+    /// The same entries as `sortedEntries()`, for an arena filled in document-ID order (a
+    /// back-fill reads the document table in key order): keys with equal tuples are grouped by
+    /// hashing the tuple bytes once, only the distinct tuples are sorted, and the keys are
+    /// placed by counting, each group in the order the keys were appended. That is the store's
+    /// order because a complete tuple is self-delimiting (two tuples differ inside both) and a
+    /// document ID without a `00` byte followed by its length sorts like the ID itself. Falls
+    /// back to `sortedEntries()` when a key is truncated, an ID holds a `00` byte or the keys
+    /// are mostly distinct (nothing to gain).
+    func sortedEntriesAppendedInIDOrder() -> [Entry] {
+        let n = count
+        if n < 64 { return sortedEntries() }
+        return bytes.withUnsafeBytes { all -> [Entry]? in
+            let base = all.baseAddress!
+            return starts.withUnsafeBufferPointer { s -> [Entry]? in
+                // Tuple length of each key, or nil to fall back.
+                var tupleEnds = [Int](repeating: 0, count: n)
+                for i in 0..<n {
+                    let key = UnsafeRawBufferPointer(start: base + s[i], count: s[i + 1] - s[i])
+                    guard let (tupleCount, docCount) = IndexKey.layout(key), key[key.count - 1] == 0,
+                          memchr(key.baseAddress! + tupleCount, 0, docCount) == nil else { return nil }
+                    tupleEnds[i] = s[i] + tupleCount
+                }
+                @inline(__always) func tuple(_ i: Int) -> UnsafeRawBufferPointer {
+                    UnsafeRawBufferPointer(start: base + s[i], count: tupleEnds[i] - s[i])
+                }
+                // Open addressing over the tuples' hashes; slots hold group number + 1.
+                var capacity = 1024
+                var slots = [Int32](repeating: 0, count: capacity)
+                var groupKey: [Int] = []          // a key of each group (its first)
+                var groupHash: [UInt64] = []
+                var groupOf = [Int32](repeating: 0, count: n)
+                for i in 0..<n {
+                    let t = tuple(i)
+                    let h = hashBytes(t)
+                    var at = Int(truncatingIfNeeded: h) & (capacity - 1)
+                    while true {
+                        let g = Int(slots[at]) - 1
+                        if g < 0 {
+                            groupOf[i] = Int32(groupKey.count)
+                            slots[at] = Int32(groupKey.count + 1)
+                            groupKey.append(i)
+                            groupHash.append(h)
+                            break
+                        }
+                        if groupHash[g] == h, compareStoredKeys(tuple(groupKey[g]), t) == 0 {
+                            groupOf[i] = Int32(g)
+                            break
+                        }
+                        at = (at + 1) & (capacity - 1)
+                    }
+                    if groupKey.count * 2 > capacity {
+                        // Mostly distinct keys: sorting them all costs no more.
+                        if groupKey.count * 2 > n { return nil }
+                        capacity *= 2
+                        slots = [Int32](repeating: 0, count: capacity)
+                        for g in 0..<groupKey.count {
+                            var a = Int(truncatingIfNeeded: groupHash[g]) & (capacity - 1)
+                            while slots[a] != 0 { a = (a + 1) & (capacity - 1) }
+                            slots[a] = Int32(g + 1)
+                        }
+                    }
+                }
+                // Rank the distinct tuples, then place the keys by counting (stable).
+                let groups = groupKey.count
+                let byTuple = (0..<groups).sorted { compareStoredKeys(tuple(groupKey[$0]), tuple(groupKey[$1])) < 0 }
+                var rank = [Int](repeating: 0, count: groups)
+                for (r, g) in byTuple.enumerated() { rank[g] = r }
+                var next = [Int](repeating: 0, count: groups + 1)
+                for i in 0..<n { next[rank[Int(groupOf[i])] + 1] += 1 }
+                for r in 0..<groups { next[r + 1] += next[r] }
+                var order = [Int](repeating: 0, count: n)
+                for i in 0..<n {
+                    let r = rank[Int(groupOf[i])]
+                    order[next[r]] = i
+                    next[r] += 1
+                }
+                // Merge repeats: equal keys are neighbours within a group (one document's).
+                var out: [Entry] = []
+                out.reserveCapacity(n)
+                out.append(Entry(key: order[0], occurrences: 1, exact: !inexact[order[0]]))
+                for j in 1..<n {
+                    let p = order[j - 1], q = order[j]
+                    // Same tuple, same length and the same last eight bytes (the ID's end and
+                    // the trailer) before comparing the whole key: most neighbours differ there.
+                    if groupOf[p] == groupOf[q], s[p + 1] - s[p] == s[q + 1] - s[q],
+                       s[p + 1] - s[p] < 8
+                        || (base + s[p + 1] - 8).loadUnaligned(as: UInt64.self) == (base + s[q + 1] - 8).loadUnaligned(as: UInt64.self),
+                       compareStoredKeys(UnsafeRawBufferPointer(start: base + s[p], count: s[p + 1] - s[p]),
+                                         UnsafeRawBufferPointer(start: base + s[q], count: s[q + 1] - s[q])) == 0 {
+                        out[out.count - 1].occurrences += 1
+                        if inexact[q] { out[out.count - 1].exact = false }
+                        continue
+                    }
+                    out.append(Entry(key: q, occurrences: 1, exact: !inexact[q]))
+                }
+                return out
+            }
+        } ?? sortedEntries()
+    }
+}
+
+/// A 64-bit hash of a byte string (eight bytes at a time, multiply and rotate; not for
+/// adversarial input, only to group equal keys).
+@inline(__always)
+private func hashBytes(_ b: UnsafeRawBufferPointer) -> UInt64 {
+    var h: UInt64 = 0x9E37_79B9_7F4A_7C15 ^ UInt64(b.count)
+    var i = 0
+    let n = b.count
+    while i + 8 <= n {
+        let w = b.loadUnaligned(fromByteOffset: i, as: UInt64.self)
+        h = (h ^ w) &* 0xFF51_AFD7_ED55_8CCD
+        h = (h << 29) | (h >> 35)
+        i += 8
+    }
+    var tail: UInt64 = 0
+    var shift: UInt64 = 0
+    while i < n { tail |= UInt64(b[i]) << shift; shift += 8; i += 1 }
+    h = (h ^ tail) &* 0xC4CE_B9FE_1A85_EC53
+    return h ^ (h >> 32)
 }
 
 extension IndexKey {

@@ -136,7 +136,8 @@ extension KeyedIndexKind {
     /// Collects every entry, sorts them and appends them in key order.
     func backfill(_ index: IndexStore, txn: WriteTransaction, docs: StorageTable) throws {
         let arena = try allEntries(index, snapshot: txn, docs: docs, damagedID: true)
-        for e in arena.sortedEntries() {
+        // allEntries reads the document table in ID order.
+        for e in arena.sortedEntriesAppendedInIDOrder() {
             try Self.withEntryValue(e) { value in
                 try arena.withKey(e.key) { _ = try txn.put(index.table, key: $0, value: value, flags: .append) }
             }
