@@ -196,6 +196,11 @@ struct KeyCursor {
 
     init(_ cursor: Cursor) { self.cursor = cursor }
 
+    /// The LMDB cursor, unretained, for a row source's per-row moves (a `KeyCursor` copied out
+    /// of a stored property is retained and released on every call; the row source keeps the
+    /// `KeyCursor` itself, so the cursor outlives every use of this reference).
+    var unretained: Unmanaged<Cursor> { Unmanaged.passUnretained(cursor) }
+
     /// The current key.
     @inline(__always) var key: UnsafeRawBufferPointer { cursor.key }
     /// The current value.

@@ -363,6 +363,29 @@ package struct BinaryValue {
         return nil
     }
 
+    /// `member(utf8:)` that first tries the position `hint` (where the key was found in the
+    /// last document of the same shape) and leaves the position found in `hint`: documents
+    /// written by the same code have the same keys, so a scan reading one property of each
+    /// mostly compares one key instead of searching.
+    @inline(__always)
+    func member(utf8 key: UnsafeRawBufferPointer, hint: inout Int) -> BinaryValue? {
+        guard let c = container(), c.isObject else { return nil }
+        if hint < c.count, let p = position(c, hint), let m = memberSlot(at: p),
+           compareBytes(UnsafeRawBufferPointer(rebasing: buffer[m.key]), key) == 0 {
+            return BinaryValue(buffer: buffer, offset: m.value)
+        }
+        var lo = 0
+        var hi = c.count
+        while lo < hi {
+            let mid = Int(bitPattern: UInt(bitPattern: lo &+ hi) >> 1)
+            guard let p = position(c, mid), let m = memberSlot(at: p) else { return nil }
+            let r = compareBytes(UnsafeRawBufferPointer(rebasing: buffer[m.key]), key)
+            if r == 0 { hint = mid; return BinaryValue(buffer: buffer, offset: m.value) }
+            if r < 0 { lo = mid &+ 1 } else { hi = mid }
+        }
+        return nil
+    }
+
     /// The member at position `index` in key order, or nil if out of range or not an object.
     func member(at index: Int) -> (key: UnsafeRawBufferPointer, value: BinaryValue)? {
         guard let c = container(), c.isObject, index >= 0, index < c.count,

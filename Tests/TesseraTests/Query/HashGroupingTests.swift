@@ -91,4 +91,51 @@ struct HashGroupingTests {
         let e = empty.withUTF8 { table.find(UnsafeRawBufferPointer($0), next: next) }
         #expect(e.isNew && e.index == next)
     }
+
+    @Test("count(*)-only groups (counted without aggregate states) equal a dictionary", arguments: [UInt64(6), 7])
+    func countOnlyGroups(seed: UInt64) throws {
+        let (db, keys, _, amounts) = try Self.make(seed: seed)
+        defer { try? db.close() }
+        var expected: [Value: Int] = [:]
+        for k in keys { expected[k, default: 0] += 1 }
+        var got: [Value: Int] = [:]
+        for row in try db.createQuery("SELECT k, count(*) AS n, count(*) AS m FROM c GROUP BY k").execute().allResults() {
+            let k = row.value(forKey: "k") ?? .missing
+            #expect(got[k] == nil, "group \(k) returned twice")
+            #expect(row.int(forKey: "n") == row.int(forKey: "m"))
+            got[k] = row.int(forKey: "n")
+        }
+        #expect(got == expected)
+        // Without GROUP BY, over a scan: one row, also when no row passes.
+        let big = amounts.filter { $0 >= 50 }.count
+        #expect(try db.createQuery("SELECT count(*) AS n FROM c WHERE amount >= 50").execute().allResults().map { $0.int(forKey: "n") } == [big])
+        #expect(try db.createQuery("SELECT count(*) AS n FROM c WHERE amount > 1000").execute().allResults().map { $0.int(forKey: "n") } == [0])
+    }
+
+    @Test("DISTINCT of one property (deduplicated before projecting) equals a set of values", arguments: [UInt64(8), 9])
+    func distinctProperty(seed: UInt64) throws {
+        let (db, keys, _, _) = try Self.make(seed: seed)
+        defer { try? db.close() }
+        // Documents of other shapes move `k` to other member positions (the lookup hint).
+        var r = SplitMix64(seed: seed)
+        var all = keys
+        let c = try #require(try db.collection(name: "c"))
+        for i in 0..<500 {
+            let k: Value = r.chance(0.5) ? .string("s\(r.below(900))") : .int(Int64(r.below(7)))
+            var body: [String: Value] = ["k": k]
+            for extra in ["a", "b", "j", "kk", "z"].prefix(r.below(6)) { body[extra] = .int(1) }
+            try c.save(id: "shape\(i)", properties: body)
+            all.append(k)
+        }
+        let rows = try db.createQuery("SELECT DISTINCT k FROM c").execute().allResults()
+        var got: [Value] = []
+        for row in rows { got.append(row.value(forKey: "k") ?? .missing) }
+        #expect(got.count == Set(got).count, "a value returned twice")
+        #expect(Set(got) == Set(all))
+        // With ORDER BY and LIMIT on top.
+        let ordered = try db.createQuery("SELECT DISTINCT k FROM c WHERE k IS VALUED ORDER BY k LIMIT 5").execute().allResults()
+        let expected = Set(all.filter { !$0.isMissing && !$0.isNull }).sorted { Value.compare($0, $1) < 0 }.prefix(5)
+        #expect(ordered.map { $0.value(forKey: "k") ?? .missing } == Array(expected))
+    }
 }
+

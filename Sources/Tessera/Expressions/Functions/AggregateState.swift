@@ -82,6 +82,12 @@ struct AggregateState: Sendable {
     }
 
     /// The aggregate's value for the rows added so far.
+    /// Adds `n` rows to a `COUNT(*)` (the same as `n` calls of `add`).
+    mutating func addRows(_ n: Int64) {
+        precondition(kind == .countRows, "addRows is for COUNT(*)")
+        rows &+= n
+    }
+
     func result() -> Value {
         switch kind {
         case .countRows, .count: return .int(rows)

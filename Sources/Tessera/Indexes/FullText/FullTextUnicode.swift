@@ -119,50 +119,15 @@ enum FullTextUnicode {
         return String(out)
     }
 
-    /// A fast 64-bit hash of a short byte string (word-at-a-time multiply–xorshift).
+    /// A fast 64-bit hash of a short byte string (`hashBytes`).
     @inline(__always)
     static func hash(_ p: UnsafePointer<UInt8>, _ n: Int) -> UInt64 {
-        var h: UInt64 = 0x9E37_79B9_7F4A_7C15 ^ UInt64(truncatingIfNeeded: n)
-        let raw = UnsafeRawPointer(p)
-        var i = 0
-        while i &+ 8 <= n {
-            let w = raw.loadUnaligned(fromByteOffset: i, as: UInt64.self)
-            h = (h ^ w) &* 0xFF51_AFD7_ED55_8CCD
-            h ^= h >> 32
-            i &+= 8
-        }
-        if i < n {
-            var w: UInt64 = 0
-            var shift: UInt64 = 0
-            while i < n {
-                w |= UInt64(p[i]) << shift
-                shift &+= 8
-                i &+= 1
-            }
-            h = (h ^ w) &* 0xC4CE_B9FE_1A85_EC53
-        }
-        h ^= h >> 29
-        h = h &* 0xBF58_476D_1CE4_E5B9
-        h ^= h >> 32
-        return h
+        hashBytes(UnsafeRawPointer(p), n)
     }
 
-    /// Byte equality of two buffers of length `n`.
+    /// Byte equality of two buffers of length `n` (`bytesEqual`).
     @inline(__always)
     static func bytesEqual(_ a: UnsafePointer<UInt8>, _ b: UnsafePointer<UInt8>, _ n: Int) -> Bool {
-        var i = 0
-        let ra = UnsafeRawPointer(a)
-        let rb = UnsafeRawPointer(b)
-        while i &+ 8 <= n {
-            if ra.loadUnaligned(fromByteOffset: i, as: UInt64.self) != rb.loadUnaligned(fromByteOffset: i, as: UInt64.self) {
-                return false
-            }
-            i &+= 8
-        }
-        while i < n {
-            if a[i] != b[i] { return false }
-            i &+= 1
-        }
-        return true
+        Tessera.bytesEqual(UnsafeRawPointer(a), UnsafeRawPointer(b), n)
     }
 }

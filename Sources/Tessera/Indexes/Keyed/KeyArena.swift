@@ -203,7 +203,7 @@ extension KeyArena {
                             groupHash.append(h)
                             break
                         }
-                        if groupHash[g] == h, compareStoredKeys(tuple(groupKey[g]), t) == 0 {
+                        if groupHash[g] == h, bytesEqual(tuple(groupKey[g]), t) {
                             groupOf[i] = Int32(g)
                             break
                         }
@@ -246,8 +246,7 @@ extension KeyArena {
                     if groupOf[p] == groupOf[q], s[p + 1] - s[p] == s[q + 1] - s[q],
                        s[p + 1] - s[p] < 8
                         || (base + s[p + 1] - 8).loadUnaligned(as: UInt64.self) == (base + s[q + 1] - 8).loadUnaligned(as: UInt64.self),
-                       compareStoredKeys(UnsafeRawBufferPointer(start: base + s[p], count: s[p + 1] - s[p]),
-                                         UnsafeRawBufferPointer(start: base + s[q], count: s[q + 1] - s[q])) == 0 {
+                       bytesEqual(base + s[p], base + s[q], s[p + 1] - s[p]) {
                         out[out.count - 1].occurrences += 1
                         if inexact[q] { out[out.count - 1].exact = false }
                         continue
@@ -258,26 +257,6 @@ extension KeyArena {
             }
         } ?? sortedEntries()
     }
-}
-
-/// A 64-bit hash of a byte string (eight bytes at a time, multiply and rotate; not for
-/// adversarial input, only to group equal keys).
-@inline(__always)
-private func hashBytes(_ b: UnsafeRawBufferPointer) -> UInt64 {
-    var h: UInt64 = 0x9E37_79B9_7F4A_7C15 ^ UInt64(b.count)
-    var i = 0
-    let n = b.count
-    while i + 8 <= n {
-        let w = b.loadUnaligned(fromByteOffset: i, as: UInt64.self)
-        h = (h ^ w) &* 0xFF51_AFD7_ED55_8CCD
-        h = (h << 29) | (h >> 35)
-        i += 8
-    }
-    var tail: UInt64 = 0
-    var shift: UInt64 = 0
-    while i < n { tail |= UInt64(b[i]) << shift; shift += 8; i += 1 }
-    h = (h ^ tail) &* 0xC4CE_B9FE_1A85_EC53
-    return h ^ (h >> 32)
 }
 
 extension IndexKey {

@@ -13,6 +13,8 @@ final class Executor {
     private var plan: QueryPlan { _read { yield prepared.plan } }
     let ctx: ExecContext
     private let levels: [RowSource]
+    /// `levels`, unretained (for the per-row calls).
+    private let levelRefs: [Unmanaged<RowSource>]
     /// ON, filters, columns, keys and HAVING: the plan's own when they read no parameter.
     private let ev: ExecutorEvaluators
     private var onConditions: [Compiled?] { _read { yield ev.ons } }
@@ -66,6 +68,7 @@ final class Executor {
             lv.append(analysis.map { $0.wrap(source, level: i) } ?? source)
         }
         levels = lv
+        levelRefs = lv.map { Unmanaged.passUnretained($0) }
         if prepared.usesMatch {
             var stores: [Int: CollectionStore] = [:]
             for sp in prepared.plan.sources { if let st = sp.store { stores[sp.source.index] = st } }
@@ -121,13 +124,14 @@ final class Executor {
 
     /// Advances level `k` to its next row that satisfies ON and the level's filters.
     private func advance(_ k: Int) throws -> Bool {
-        let source = levels[k]
         if plainLevel[k] {
             try ctx.checkInterrupt()
-            guard try source.next(ctx) else { return false }
+            // `levels` keeps the source alive: move it without retaining it per row.
+            guard try levelRefs[k]._withUnsafeGuaranteedRef({ try $0.next(ctx) }) else { return false }
             analysis?.levels[k].passed += 1
             return true
         }
+        let source = levels[k]
         while true {
             try ctx.checkInterrupt()
             if try !source.next(ctx) {
@@ -385,19 +389,34 @@ final class Executor {
             var groups = GroupIndex(groupBy: plan.query.groupBy, compiled: groupKeys)
             var states: [(slots: [SourceSlot], aggregates: [AggregateState])] = []
             let calls = plan.query.aggregates
-            while try nextJoinedRow() {
-                let (gi, isNew) = groups.group(ctx)
-                if isNew {
-                    states.append((ctx.snapshot(), calls.map { AggregateState(function: $0.name, countStar: $0.args.isEmpty) }))
+            let fresh = { calls.map { AggregateState(function: $0.name, countStar: $0.args.isEmpty) } }
+            if !calls.isEmpty && fresh().allSatisfy({ $0.kind == .countRows }) {
+                // Only count(*)s: a row adds one to its group's counter, nothing else.
+                var counts: [Int64] = []
+                while try nextJoinedRow() {
+                    let (gi, isNew) = groups.group(ctx)
+                    if isNew {
+                        states.append((ctx.snapshot(), []))
+                        counts.append(0)
+                    }
+                    counts[gi] &+= 1
                 }
-                for (i, args) in aggregateArgs.enumerated() {
-                    states[gi].aggregates[i].add(args.isEmpty ? .bool(true) : args[0](ctx))
+                for g in states.indices {
+                    states[g].aggregates = fresh()
+                    for i in calls.indices { states[g].aggregates[i].addRows(counts[g]) }
+                }
+            } else {
+                while try nextJoinedRow() {
+                    let (gi, isNew) = groups.group(ctx)
+                    if isNew { states.append((ctx.snapshot(), fresh())) }
+                    for (i, args) in aggregateArgs.enumerated() {
+                        states[gi].aggregates[i].add(args.isEmpty ? .bool(true) : args[0](ctx))
+                    }
                 }
             }
             if states.isEmpty && plan.query.groupBy.isEmpty {
                 // An aggregate query without GROUP BY returns one row even on empty input.
-                states.append((Array(repeating: SourceSlot(), count: ctx.slotCount),
-                               calls.map { AggregateState(function: $0.name, countStar: $0.args.isEmpty) }))
+                states.append((Array(repeating: SourceSlot(), count: ctx.slotCount), fresh()))
             }
             for g in states {
                 try ctx.checkInterrupt()
@@ -425,6 +444,15 @@ final class Executor {
                     if same { continue }
                 }
                 accept(project())
+            }
+        } else if plan.query.distinct, !plan.query.isAggregating, plan.query.columns.count == 1, columns.count == 1,
+                  case .expression(let e) = plan.query.columns[0].kind, case .sourcePath(_, let p) = e, !p.isEmpty,
+                  case .expression(let f) = columns[0] {
+            // DISTINCT of one property: rows whose value was seen before are dropped by the
+            // grouping table (a string by its bytes, read in place) before they are projected.
+            var groups = GroupIndex(groupBy: [e], compiled: [f])
+            while try nextJoinedRow() {
+                if groups.group(ctx).isNew { accept(project()) }
             }
         } else {
             while try nextJoinedRow() { accept(project()) }

@@ -10,6 +10,9 @@
 struct GroupIndex {
     /// The single group key when it is a plain document path (read in place), else nil.
     private let inPlaceKey: (slot: Int, path: CompiledPath)?
+    /// The key's name when the path is one member (`country`), and where it was found last.
+    private let memberKey: [UInt8]?
+    private var memberHint = 0
     private let keys: [Compiled]
     private var strings = StringGroupTable()
     private var others: [[Value]: Int] = [:]
@@ -23,11 +26,23 @@ struct GroupIndex {
         } else {
             inPlaceKey = nil
         }
+        if let k = inPlaceKey, k.path.steps.count == 1, case .key(let name) = k.path.steps[0] {
+            memberKey = name
+        } else {
+            memberKey = nil
+        }
+    }
+
+    /// The in-place key's value in the current row, or nil (not a document, or absent).
+    private mutating func inPlaceValue(_ ctx: ExecContext, _ k: (slot: Int, path: CompiledPath)) -> BinaryValue? {
+        guard let name = memberKey else { return slotBinary(ctx.slots + k.slot, k.path) }
+        guard let body = ctx.slots[k.slot].body else { return nil }
+        return name.withUnsafeBytes { body.member(utf8: $0, hint: &memberHint) }
     }
 
     /// The group of the current row and whether it is new.
     mutating func group(_ ctx: ExecContext) -> (index: Int, isNew: Bool) {
-        if let k = inPlaceKey, let b = slotBinary(ctx.slots + k.slot, k.path),
+        if let k = inPlaceKey, let b = inPlaceValue(ctx, k),
            let found = b.withUTF8({ bytes in strings.find(bytes, next: count) }) {
             if found.isNew { count += 1 }
             return found
@@ -45,30 +60,46 @@ struct GroupIndex {
     }
 }
 
-/// An open-addressing hash table from UTF-8 byte strings to group numbers.
+/// An open-addressing hash table from UTF-8 byte strings to group numbers. The keys are kept
+/// back to back in one buffer (no array per key, nothing retained per lookup).
 struct StringGroupTable {
     private var buckets: [Int32] = Array(repeating: -1, count: 64)
-    private var keys: [[UInt8]] = []
+    private var keyBytes: [UInt8] = []
+    /// Where entry `e`'s key starts in `keyBytes` (entry `e + 1`'s start is its end).
+    private var keyStarts: [Int] = [0]
     private var hashes: [UInt64] = []
     private var groups: [Int] = []
 
     /// The group of `bytes`; when absent it is added as group `next`.
     mutating func find(_ bytes: UnsafeRawBufferPointer, next: Int) -> (index: Int, isNew: Bool) {
-        let h = Self.hash(bytes)
+        let h = hashBytes(bytes)
         let mask = buckets.count - 1
         var i = Int(truncatingIfNeeded: h) & mask
-        while true {
-            let e = Int(buckets[i])
-            if e < 0 { break }
-            if hashes[e] == h && keys[e].withUnsafeBytes({ $0.elementsEqual(bytes) }) { return (groups[e], false) }
-            i = (i + 1) & mask
+        let found: Int? = buckets.withUnsafeBufferPointer { b in
+            hashes.withUnsafeBufferPointer { hs in
+                keyStarts.withUnsafeBufferPointer { st in
+                    keyBytes.withUnsafeBytes { kb in
+                        while true {
+                            let e = Int(b[i])
+                            if e < 0 { return nil }
+                            if hs[e] == h, st[e + 1] - st[e] == bytes.count,
+                               bytes.count == 0 || bytesEqual(kb.baseAddress! + st[e], bytes.baseAddress!, bytes.count) {
+                                return e
+                            }
+                            i = (i + 1) & mask
+                        }
+                    }
+                }
+            }
         }
-        let entry = keys.count
+        if let found { return (groups[found], false) }
+        let entry = hashes.count
         buckets[i] = Int32(truncatingIfNeeded: entry)
-        keys.append(Array(bytes))
+        keyBytes.append(contentsOf: bytes)
+        keyStarts.append(keyBytes.count)
         hashes.append(h)
         groups.append(next)
-        if keys.count * 2 > buckets.count { grow() }
+        if hashes.count * 2 > buckets.count { grow() }
         return (next, true)
     }
 
@@ -81,15 +112,5 @@ struct StringGroupTable {
             bigger[i] = Int32(truncatingIfNeeded: e)
         }
         buckets = bigger
-    }
-
-    /// FNV-1a, then a final mix so that the low bits (the bucket) depend on every byte.
-    static func hash(_ bytes: UnsafeRawBufferPointer) -> UInt64 {
-        var h: UInt64 = 0xcbf2_9ce4_8422_2325
-        for b in bytes { h = (h ^ UInt64(b)) &* 0x0000_0100_0000_01B3 }
-        h ^= h >> 33
-        h = h &* 0xff51_afd7_ed55_8ccd
-        h ^= h >> 33
-        return h
     }
 }

@@ -1,8 +1,12 @@
+import LMDB
+
 /// A full scan of a collection's documents in ID order (tombstones skipped unless asked for).
 final class CollectionScan: RowSource {
     let table: StorageTable
     let includeDeleted: Bool
     @exclusivity(unchecked) private var cursor: KeyCursor?
+    /// `cursor`'s LMDB cursor, moved per row without retaining it.
+    @exclusivity(unchecked) private var moving: Unmanaged<Cursor>?
     @exclusivity(unchecked) private var started = false
 
     init(slot: Int, table: StorageTable, includeDeleted: Bool) {
@@ -12,22 +16,29 @@ final class CollectionScan: RowSource {
     }
 
     override func reset(_ ctx: ExecContext) throws {
-        if cursor == nil { cursor = try ctx.txn.cursor(table) }
+        if cursor == nil {
+            let c = try ctx.txn.cursor(table)
+            cursor = c
+            moving = c.unretained
+        }
         started = false
     }
 
     override func next(_ ctx: ExecContext) throws -> Bool {
-        guard let cursor else { return false }
-        while true {
-            try ctx.checkInterrupt()
-            let ok = started ? try cursor.next() : try cursor.first()
-            started = true
-            guard ok else { return false }
-            if DocumentFetch.bind(ctx, slot: slot, id: cursor.key, record: cursor.value, includeDeleted: includeDeleted) { return true }
+        guard let moving else { return false }
+        return try moving._withUnsafeGuaranteedRef { cursor in
+            while true {
+                try ctx.checkInterrupt()
+                let ok = started ? try cursor.next() : try cursor.first()
+                started = true
+                guard ok else { return false }
+                if DocumentFetch.bind(ctx, slot: slot, id: cursor.key, record: cursor.value, includeDeleted: includeDeleted) { return true }
+            }
         }
     }
 
     override func close() {
+        moving = nil
         cursor?.close()
         cursor = nil
     }
