@@ -350,17 +350,8 @@ package struct BinaryValue {
     ///
     /// - Complexity: O(log n) key comparisons.
     func member(utf8 key: UnsafeRawBufferPointer) -> BinaryValue? {
-        guard let c = container(), c.isObject else { return nil }
-        var lo = 0
-        var hi = c.count
-        while lo < hi {
-            let mid = Int(bitPattern: UInt(bitPattern: lo &+ hi) >> 1)
-            guard let p = position(c, mid), let m = memberSlot(at: p) else { return nil }
-            let r = compareBytes(UnsafeRawBufferPointer(rebasing: buffer[m.key]), key)
-            if r == 0 { return BinaryValue(buffer: buffer, offset: m.value) }
-            if r < 0 { lo = mid &+ 1 } else { hi = mid }
-        }
-        return nil
+        var noHint = Int.max
+        return member(utf8: key, hint: &noHint)
     }
 
     /// `member(utf8:)` that first tries the position `hint` (where the key was found in the
