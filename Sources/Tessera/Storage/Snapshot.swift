@@ -191,15 +191,36 @@ protocol PendingIndexWork: AnyObject {
 
 /// A position in a table, moving in key order. Keys and values point into the memory map
 /// (valid until the snapshot ends or, in a write transaction, the next write).
+/// A `KeyCursor` that does not own its LMDB cursor (`KeyCursor.borrowed`): valid while the
+/// `KeyCursor` it came from is open.
+struct BorrowedCursor {
+    fileprivate let ref: Unmanaged<Cursor>
+
+    /// The current key.
+    @inline(__always) var key: UnsafeRawBufferPointer { ref._withUnsafeGuaranteedRef { $0.key } }
+    /// The current value.
+    @inline(__always) var value: UnsafeRawBufferPointer { ref._withUnsafeGuaranteedRef { $0.value } }
+    /// Moves to the first entry; false if the table is empty.
+    @inline(__always) func first() throws -> Bool { try ref._withUnsafeGuaranteedRef { try $0.first() } }
+    /// Moves to the last entry; false if the table is empty.
+    @inline(__always) func last() throws -> Bool { try ref._withUnsafeGuaranteedRef { try $0.last() } }
+    /// Moves to the next entry; false at the end.
+    @inline(__always) func next() throws -> Bool { try ref._withUnsafeGuaranteedRef { try $0.next() } }
+    /// Moves to the previous entry; false at the start.
+    @inline(__always) func prev() throws -> Bool { try ref._withUnsafeGuaranteedRef { try $0.prev() } }
+    /// Moves to the first entry whose key is ≥ `key`.
+    @inline(__always) func seek(_ key: [UInt8]) throws -> Bool { try ref._withUnsafeGuaranteedRef { try $0.seek(key) } }
+}
+
 struct KeyCursor {
     private let cursor: Cursor
 
     init(_ cursor: Cursor) { self.cursor = cursor }
 
-    /// The LMDB cursor, unretained, for a row source's per-row moves (a `KeyCursor` copied out
-    /// of a stored property is retained and released on every call; the row source keeps the
-    /// `KeyCursor` itself, so the cursor outlives every use of this reference).
-    var unretained: Unmanaged<Cursor> { Unmanaged.passUnretained(cursor) }
+    /// This cursor without a reference count, for a row source's per-row moves: a `KeyCursor`
+    /// copied out of a stored property is retained and released on every call. The row source
+    /// keeps the `KeyCursor` itself, so the cursor outlives every use of the borrowed one.
+    var borrowed: BorrowedCursor { BorrowedCursor(ref: Unmanaged.passUnretained(cursor)) }
 
     /// The current key.
     @inline(__always) var key: UnsafeRawBufferPointer { cursor.key }

@@ -23,6 +23,8 @@ final class KeyRangeScan: RowSource {
     @exclusivity(unchecked) private var rangeIndex = 0
     @exclusivity(unchecked) private var positioned = false
     @exclusivity(unchecked) private var cursor: KeyCursor?
+    /// `cursor`, moved per row without retaining it.
+    @exclusivity(unchecked) private var moving: BorrowedCursor?
     /// Covering scans: the key's values are the row; index expression paths, in order.
     private let coveredPaths: [[PathComponent]]?
     /// A covering array-index scan binds the innermost UNNEST slot too (`elementSlot`), once
@@ -73,7 +75,11 @@ final class KeyRangeScan: RowSource {
     }
 
     override func reset(_ ctx: ExecContext) throws {
-        if cursor == nil { cursor = try ctx.txn.cursor(plan.store.table) }
+        if cursor == nil {
+            let c = try ctx.txn.cursor(plan.store.table)
+            cursor = c
+            moving = c.borrowed
+        }
         seen.removeAll(keepingCapacity: true)
         rangeIndex = 0
         positioned = false
@@ -163,7 +169,7 @@ final class KeyRangeScan: RowSource {
     @exclusivity(unchecked) private var dedupeAcrossRanges = false
     private let groupLength = IndexKey.minimumRetainedTupleBytes()
 
-    private func readGroup(_ ctx: ExecContext, cursor: KeyCursor, exact: IndexKey.KeyRange, scan: IndexKey.KeyRange) throws -> Bool {
+    private func readGroup(_ ctx: ExecContext, cursor: BorrowedCursor, exact: IndexKey.KeyRange, scan: IndexKey.KeyRange) throws -> Bool {
         let first = cursor.key
         let prefix = Array(first[0..<groupLength])
         var members: [(values: [Value], id: [UInt8], slot: SourceSlot)] = []
@@ -195,7 +201,7 @@ final class KeyRangeScan: RowSource {
     }
 
     override func next(_ ctx: ExecContext) throws -> Bool {
-        guard let cursor else { return false }
+        guard let cursor = moving else { return false }
         if arrayCovering {
             // The slots still hold the entry's row.
             if repeatsLeft > 0 { repeatsLeft -= 1; return true }
@@ -295,7 +301,7 @@ final class KeyRangeScan: RowSource {
     }
 
     /// Puts the cursor on the first entry of `scan` in the scan's direction (false: none).
-    private func position(_ cursor: KeyCursor, at scan: IndexKey.KeyRange) throws -> Bool {
+    private func position(_ cursor: BorrowedCursor, at scan: IndexKey.KeyRange) throws -> Bool {
         if plan.descending {
             if let upper = scan.upper { return try cursor.seek(upper) ? try cursor.prev() : try cursor.last() }
             return try cursor.last()
@@ -313,7 +319,7 @@ final class KeyRangeScan: RowSource {
         var n = 0
         for range in ranges {
             let exact = range.exact, scan = range.scan
-            var ok = try position(cursor, at: scan)
+            var ok = try position(cursor.borrowed, at: scan)
             while ok {
                 try ctx.checkInterrupt()
                 let key = cursor.key
@@ -351,7 +357,7 @@ final class KeyRangeScan: RowSource {
         var groups: [CountedGroup] = []
         // The encoded leading values of the current group: its entries' keys start with them.
         var prefix: [UInt8] = []
-        var ok = try position(cursor, at: range.scan)
+        var ok = try position(cursor.borrowed, at: range.scan)
         while ok {
             try ctx.checkInterrupt()
             let key = cursor.key
@@ -455,6 +461,7 @@ final class KeyRangeScan: RowSource {
     }
 
     override func close() {
+        moving = nil
         cursor?.close()
         cursor = nil
         // Made with this execution's snapshot (an executor may run again in another one).

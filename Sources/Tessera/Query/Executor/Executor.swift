@@ -131,10 +131,10 @@ final class Executor {
             analysis?.levels[k].passed += 1
             return true
         }
-        let source = levels[k]
+        let source = levelRefs[k]
         while true {
             try ctx.checkInterrupt()
-            if try !source.next(ctx) {
+            if try !source._withUnsafeGuaranteedRef({ try $0.next(ctx) }) {
                 if leftOuter[k] && !matchedAny[k] {
                     matchedAny[k] = true
                     ctx.slots[k] = SourceSlot()

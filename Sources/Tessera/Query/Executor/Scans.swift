@@ -1,12 +1,10 @@
-import LMDB
-
 /// A full scan of a collection's documents in ID order (tombstones skipped unless asked for).
 final class CollectionScan: RowSource {
     let table: StorageTable
     let includeDeleted: Bool
     @exclusivity(unchecked) private var cursor: KeyCursor?
-    /// `cursor`'s LMDB cursor, moved per row without retaining it.
-    @exclusivity(unchecked) private var moving: Unmanaged<Cursor>?
+    /// `cursor`, moved per row without retaining it.
+    @exclusivity(unchecked) private var moving: BorrowedCursor?
     @exclusivity(unchecked) private var started = false
 
     init(slot: Int, table: StorageTable, includeDeleted: Bool) {
@@ -19,21 +17,19 @@ final class CollectionScan: RowSource {
         if cursor == nil {
             let c = try ctx.txn.cursor(table)
             cursor = c
-            moving = c.unretained
+            moving = c.borrowed
         }
         started = false
     }
 
     override func next(_ ctx: ExecContext) throws -> Bool {
-        guard let moving else { return false }
-        return try moving._withUnsafeGuaranteedRef { cursor in
-            while true {
-                try ctx.checkInterrupt()
-                let ok = started ? try cursor.next() : try cursor.first()
-                started = true
-                guard ok else { return false }
-                if DocumentFetch.bind(ctx, slot: slot, id: cursor.key, record: cursor.value, includeDeleted: includeDeleted) { return true }
-            }
+        guard let cursor = moving else { return false }
+        while true {
+            try ctx.checkInterrupt()
+            let ok = started ? try cursor.next() : try cursor.first()
+            started = true
+            guard ok else { return false }
+            if DocumentFetch.bind(ctx, slot: slot, id: cursor.key, record: cursor.value, includeDeleted: includeDeleted) { return true }
         }
     }
 
