@@ -210,6 +210,10 @@ struct BorrowedCursor {
     @inline(__always) func prev() throws -> Bool { try ref._withUnsafeGuaranteedRef { try $0.prev() } }
     /// Moves to the first entry whose key is ≥ `key`.
     @inline(__always) func seek(_ key: [UInt8]) throws -> Bool { try ref._withUnsafeGuaranteedRef { try $0.seek(key) } }
+    /// Moves to the entry with exactly `key`; false if absent.
+    @inline(__always) func seekExact(_ key: UnsafeRawBufferPointer) throws -> Bool { try ref._withUnsafeGuaranteedRef { try $0.seekExact(key) } }
+    /// Moves to the last entry whose key is ≤ `key`; false if there is none.
+    func seekLast(atOrBefore key: [UInt8]) throws -> Bool { try ref._withUnsafeGuaranteedRef { try $0.seekLast(atOrBefore: key) } }
 }
 
 struct KeyCursor {

@@ -29,6 +29,12 @@ struct SourceSlot {
     /// The document ID when it is not in LMDB memory (full-text matches).
     var ownedID: [UInt8]? = nil
 
+    /// True for a slot as `SourceSlot()` makes it (nothing bound, nothing held).
+    var isEmpty: Bool {
+        state == .absent && id.count == 0 && record == nil && body == nil && element.isMissing && !matched && rank == 0
+            && drivingIndex == nil && covered.isEmpty && coveredPaths.isEmpty && coveredGeneration == 0 && ownedID == nil
+    }
+
     var idString: String {
         if let ownedID { return String(decoding: ownedID, as: UTF8.self) }
         return String(decoding: id, as: UTF8.self)
@@ -284,9 +290,14 @@ final class ExecContext {
         self.interrupt = interrupt
         deferredError = nil
         readCounters = nil
-        fullTextCache = [:]
+        if !fullTextCache.isEmpty { fullTextCache = [:] }
         interruptPoll = 0
-        for i in 0..<max(slotCount, 1) { slots[i] = SourceSlot() }
+        clearSlots()
+    }
+
+    /// Empties every slot (a slot already empty is left as it is).
+    func clearSlots() {
+        for i in 0..<max(slotCount, 1) where !slots[i].isEmpty { slots[i] = SourceSlot() }
     }
 
     /// A copy of every slot (a group's representative row).

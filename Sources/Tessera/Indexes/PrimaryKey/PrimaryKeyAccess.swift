@@ -120,6 +120,8 @@ final class PrimaryKeyScan: RowSource {
     }
     /// Range scan state.
     @exclusivity(unchecked) private var cursor: KeyCursor?
+    /// `cursor`, moved per row without retaining it.
+    @exclusivity(unchecked) private var moving: BorrowedCursor?
     @exclusivity(unchecked) private var lower: (key: [UInt8], inclusive: Bool)?
     @exclusivity(unchecked) private var upper: (key: [UInt8], inclusive: Bool)?
     @exclusivity(unchecked) private var prefix: [UInt8]?
@@ -159,7 +161,7 @@ final class PrimaryKeyScan: RowSource {
             idOffset = 0
             // A later source looks its IDs up with a cursor, per outer row; the first source
             // is reset once per execution and needs none.
-            if slot != 0 && cursor == nil { cursor = try ctx.txn.cursor(docs) }
+            if slot != 0 && cursor == nil { try openCursor(ctx) }
             if points.count == 1 && !plan.spread {
                 // One ID, the usual `meta().id = $id`: straight into the buffer.
                 guard case .string(var s)? = Self.value(points[0], pointEvaluators[0].evaluate, ctx), !s.isEmpty else { return }
@@ -191,7 +193,7 @@ final class PrimaryKeyScan: RowSource {
             for k in ks { k.withUnsafeBytes { appendKey($0) } }
             return
         }
-        if cursor == nil { cursor = try ctx.txn.cursor(docs) }
+        if cursor == nil { try openCursor(ctx) }
         switch plan.range {
         case .prefix(let p)?:
             prefix = Array(p.utf8)
@@ -211,8 +213,14 @@ final class PrimaryKeyScan: RowSource {
         }
     }
 
+    private func openCursor(_ ctx: ExecContext) throws {
+        let c = try ctx.txn.cursor(docs)
+        cursor = c
+        moving = c.borrowed
+    }
+
     /// Binds the document the cursor is on (false for a tombstone that is not wanted).
-    private func bindCurrent(_ ctx: ExecContext, _ c: KeyCursor) -> Bool {
+    private func bindCurrent(_ ctx: ExecContext, _ c: BorrowedCursor) -> Bool {
         DocumentFetch.bind(ctx, slot: slot, id: c.key, record: c.value, includeDeleted: includeDeleted)
     }
 
@@ -238,7 +246,7 @@ final class PrimaryKeyScan: RowSource {
                 let id = UnsafeRawBufferPointer(rebasing: UnsafeRawBufferPointer(idBytes)[idOffset..<(idOffset + keyLengths[keyPosition])])
                 keyPosition += 1
                 idOffset += id.count
-                if let c = cursor {
+                if let c = moving {
                     if try c.seekExact(id), bindCurrent(ctx, c) { return true }
                     continue
                 }
@@ -248,7 +256,7 @@ final class PrimaryKeyScan: RowSource {
             }
             return false
         }
-        guard let c = cursor, !empty else { return false }
+        guard let c = moving, !empty else { return false }
         var ok: Bool
         if !started {
             started = true
@@ -293,6 +301,7 @@ final class PrimaryKeyScan: RowSource {
     }
 
     override func close() {
+        moving = nil
         cursor?.close()
         cursor = nil
     }

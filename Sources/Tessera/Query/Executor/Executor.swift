@@ -285,8 +285,39 @@ final class Executor {
         return values
     }
 
+    /// The one row of an aggregate query answered without reading rows one by one (MIN/MAX
+    /// from an index end, `count(*)` of the counter or of an index range), or nil when the
+    /// query is not one. DISTINCT and ORDER BY do nothing to a single row; OFFSET and LIMIT
+    /// still apply.
+    private func singleAggregateRow() throws -> [[ResultCell]]? {
+        let values: [Value]
+        if let shortcut = plan.aggregateShortcut, let v = try shortcutAggregates(shortcut) {
+            values = v
+        } else if prepared.countsRows {
+            // count(*) of the rows of one source that nothing else reads: counted unbound.
+            started = true
+            exhausted = true
+            try levels[0].reset(ctx)
+            let n = try levels[0].countRows(ctx)
+            if let e = ctx.deferredError { throw e }
+            // No filter is left: every row counted passed.
+            analysis?.levels[0].passed += n
+            values = Array(repeating: .int(Int64(n)), count: plan.query.aggregates.count)
+        } else {
+            return nil
+        }
+        // As for any aggregate query without GROUP BY: one row, no source bound.
+        ctx.clearSlots()
+        for (i, v) in values.enumerated() { ctx.aggregateValues[i] = v }
+        if let e = ctx.deferredError { throw e }
+        emitted = 0
+        guard having.map({ Semantics.truth($0(ctx)) == .true }) ?? true, offset == 0, limit.map({ $0 > 0 }) ?? true else { return [] }
+        return [project()]
+    }
+
     /// Runs the whole pipeline above the joins and returns the final rows.
     private func materialize() throws -> [[ResultCell]] {
+        if let row = try singleAggregateRow() { return row }
         var candidates: [Candidate] = []
         var heap = BoundedHeap<Candidate>(capacity: 0, less: { _, _ in false })
         let topK: Int? = { if case .topK(let n) = plan.sort, !plan.query.distinct { return n } else { return nil } }()
@@ -314,24 +345,7 @@ final class Executor {
             if topK != nil { heap.insert(c) } else { candidates.append(c) }
         }
 
-        if let shortcut = plan.aggregateShortcut, let values = try shortcutAggregates(shortcut) {
-            // One row, as for any aggregate query without GROUP BY.
-            ctx.restore(Array(repeating: SourceSlot(), count: ctx.slotCount))
-            for (i, v) in values.enumerated() { ctx.aggregateValues[i] = v }
-            if having.map({ Semantics.truth($0(ctx)) == .true }) ?? true { accept(project()) }
-        } else if prepared.countsRows {
-            // count(*) of the rows of one source that nothing else reads: counted unbound.
-            started = true
-            exhausted = true
-            try levels[0].reset(ctx)
-            let n = try levels[0].countRows(ctx)
-            if let e = ctx.deferredError { throw e }
-            // No filter is left: every row counted passed.
-            analysis?.levels[0].passed += n
-            ctx.restore(Array(repeating: SourceSlot(), count: ctx.slotCount))
-            for i in plan.query.aggregates.indices { ctx.aggregateValues[i] = .int(Int64(n)) }
-            if having.map({ Semantics.truth($0(ctx)) == .true }) ?? true { accept(project()) }
-        } else if plan.query.isAggregating && plan.groupsDelivered && !plan.query.groupBy.isEmpty {
+        if plan.query.isAggregating && plan.groupsDelivered && !plan.query.groupBy.isEmpty {
             // Rows come grouped (an index in key order): each group is finished when the next
             // one starts; no hash table.
             let calls = plan.query.aggregates
