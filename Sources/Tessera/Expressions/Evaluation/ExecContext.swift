@@ -227,23 +227,30 @@ final class ExecContext {
     /// Counts of documents and index entries read, under EXPLAIN ANALYZE only.
     var readCounters: ReadCounters?
     /// Stops this execution early (nil: it cannot be interrupted).
-    var interrupt: QueryInterrupt?
+    var interrupt: QueryInterrupt? {
+        didSet { interruptRef = interrupt.map { Unmanaged.passUnretained($0) } }
+    }
+    /// `interrupt`, unretained: `checkInterrupt` runs for every row and index entry, and
+    /// reading the optional reference there retained and released it each time.
+    @exclusivity(unchecked) private var interruptRef: Unmanaged<QueryInterrupt>?
 
     /// Throws `DatabaseError.interrupted` when the execution was interrupted, cancelled or
     /// timed out, or the error an evaluator raised; call it in every loop that can run long.
     @inline(__always)
     func checkInterrupt() throws {
         if let deferredError { throw deferredError }
-        guard let interrupt else { return }
-        // The flag (one atomic load) every time; the epochs and the clock every 32 checks.
-        var r = interrupt.flaggedReason
-        if r == .none {
-            if interruptPoll != 0 { interruptPoll &-= 1; return }
-            interruptPoll = 31
-            r = interrupt.slowReason()
-            if r == .none { return }
+        guard let interruptRef else { return }
+        try interruptRef._withUnsafeGuaranteedRef { interrupt in
+            // The flag (one atomic load) every time; the epochs and the clock every 32 checks.
+            var r = interrupt.flaggedReason
+            if r == .none {
+                if interruptPoll != 0 { interruptPoll &-= 1; return }
+                interruptPoll = 31
+                r = interrupt.slowReason()
+                if r == .none { return }
+            }
+            throw interrupt.error(r)
         }
-        throw interrupt.error(r)
     }
 
     /// Checks left before `checkInterrupt` polls the interrupt's epochs and deadline again.

@@ -353,23 +353,24 @@ final class KeyRangeScan: RowSource {
     override func groupCounts(_ ctx: ExecContext, columns k: Int) throws -> [CountedGroup]? {
         guard let cursor, coveredPaths != nil, plan.arraySources.isEmpty, !plan.descending, plan.skipColumns == nil,
               ranges.count == 1, !positioned, rangeIndex == 0, pending.isEmpty, k >= 1 else { return nil }
-        let range = ranges[0]
+        // The bounds as locals (read through the class per entry, they were retained per entry).
+        let scan = ranges[0].scan, exact = ranges[0].exact
         var groups: [CountedGroup] = []
         // The encoded leading values of the current group: its entries' keys start with them.
         var prefix: [UInt8] = []
-        var ok = try position(cursor.borrowed, at: range.scan)
+        var ok = try position(cursor.borrowed, at: scan)
         while ok {
             try ctx.checkInterrupt()
             let key = cursor.key
             if let counters = ctx.readCounters { counters.entries &+= 1 }
-            if let upper = range.scan.upper, compareStoredKeys(key, upper) >= 0 { break }
+            if let upper = scan.upper, compareStoredKeys(key, upper) >= 0 { break }
             let n = key.count
             guard n >= IndexKey.trailerSize, !IndexKey.isTruncated(key: key), IndexKey.entryInfo(cursor.value).exact else { return nil }
             let idLength = Int(key[n - 3]) << 8 | Int(key[n - 2])
             let tupleLength = n - IndexKey.trailerSize - idLength
             guard tupleLength >= 0, !(plan.ordered && tupleLength >= groupLength) else { return nil }
-            if !range.scan.isExact {
-                switch range.exact.match(key: key) {
+            if !scan.isExact {
+                switch exact.match(key: key) {
                 case .inside: break
                 case .outside: ok = try cursor.next(); continue
                 default: return nil
