@@ -312,6 +312,23 @@ final class KeyRangeScan: RowSource {
 
     /// Counts the entries in the ranges without binding them (a value index has one per
     /// document): only an entry whose key a range cannot classify reads its document.
+    /// Calls `body` with the key and value of each entry of `scan`, in key order, checking
+    /// for interrupts and counting the entries read, until `body` returns false or the scan
+    /// ends (the cursor is then on the entry after the last one given, if any).
+    @inline(__always)
+    private func forEachEntry(_ ctx: ExecContext, _ cursor: KeyCursor, in scan: IndexKey.KeyRange,
+                              _ body: (UnsafeRawBufferPointer, UnsafeRawBufferPointer) throws -> Bool) throws {
+        var ok = try position(cursor.borrowed, at: scan)
+        while ok {
+            try ctx.checkInterrupt()
+            let key = cursor.key
+            if let counters = ctx.readCounters { counters.entries &+= 1 }
+            if let upper = scan.upper, compareStoredKeys(key, upper) >= 0 { return }
+            if try !body(key, cursor.value) { return }
+            ok = try cursor.next()
+        }
+    }
+
     override func countRows(_ ctx: ExecContext) throws -> Int {
         guard let cursor, plan.arraySources.isEmpty, !plan.ordered, !plan.descending, !positioned, rangeIndex == 0 else {
             return try super.countRows(ctx)
@@ -319,12 +336,7 @@ final class KeyRangeScan: RowSource {
         var n = 0
         for range in ranges {
             let exact = range.exact, scan = range.scan
-            var ok = try position(cursor.borrowed, at: scan)
-            while ok {
-                try ctx.checkInterrupt()
-                let key = cursor.key
-                if let counters = ctx.readCounters { counters.entries &+= 1 }
-                if let upper = scan.upper, compareStoredKeys(key, upper) >= 0 { break }
+            try forEachEntry(ctx, cursor, in: scan) { key, _ in
                 let m = scan.isExact && !IndexKey.isTruncated(key: key) ? .inside : exact.match(key: key)
                 let k = key.count
                 if m != .outside, k >= IndexKey.trailerSize, case let idLength = Int(key[k - 3]) << 8 | Int(key[k - 2]),
@@ -339,7 +351,7 @@ final class KeyRangeScan: RowSource {
                         }
                     }
                 }
-                ok = try cursor.next()
+                return true
             }
         }
         rangeIndex = ranges.count
@@ -353,46 +365,42 @@ final class KeyRangeScan: RowSource {
     override func groupCounts(_ ctx: ExecContext, columns k: Int) throws -> [CountedGroup]? {
         guard let cursor, coveredPaths != nil, plan.arraySources.isEmpty, !plan.descending, plan.skipColumns == nil,
               ranges.count == 1, !positioned, rangeIndex == 0, pending.isEmpty, k >= 1 else { return nil }
-        // The bounds as locals (read through the class per entry, they were retained per entry).
-        let scan = ranges[0].scan, exact = ranges[0].exact
+        let exact = ranges[0].exact, scan = ranges[0].scan
         var groups: [CountedGroup] = []
         // The encoded leading values of the current group: its entries' keys start with them.
         var prefix: [UInt8] = []
-        var ok = try position(cursor.borrowed, at: scan)
-        while ok {
-            try ctx.checkInterrupt()
-            let key = cursor.key
-            if let counters = ctx.readCounters { counters.entries &+= 1 }
-            if let upper = scan.upper, compareStoredKeys(key, upper) >= 0 { break }
+        var gaveUp = false
+        try forEachEntry(ctx, cursor, in: scan) { key, value in
             let n = key.count
-            guard n >= IndexKey.trailerSize, !IndexKey.isTruncated(key: key), IndexKey.entryInfo(cursor.value).exact else { return nil }
+            guard n >= IndexKey.trailerSize, !IndexKey.isTruncated(key: key), IndexKey.entryInfo(value).exact else { gaveUp = true; return false }
             let idLength = Int(key[n - 3]) << 8 | Int(key[n - 2])
             let tupleLength = n - IndexKey.trailerSize - idLength
-            guard tupleLength >= 0, !(plan.ordered && tupleLength >= groupLength) else { return nil }
+            guard tupleLength >= 0, !(plan.ordered && tupleLength >= groupLength) else { gaveUp = true; return false }
             if !scan.isExact {
                 switch exact.match(key: key) {
                 case .inside: break
-                case .outside: ok = try cursor.next(); continue
-                default: return nil
+                case .outside: return true
+                default: gaveUp = true; return false
                 }
             }
             if !groups.isEmpty && prefix.count <= tupleLength && keyHasPrefix(key, prefix) {
                 groups[groups.count - 1].count += 1
-            } else {
-                guard let values = try? IndexKey.values(fromKey: key), values.count >= k else { return nil }
-                let head = Array(values[0..<k])
-                prefix = IndexKey.encode(head)
-                // The encoding is canonical (checked); values equal but encoded apart (the
-                // executor compares the values) still make one group.
-                guard prefix.count <= tupleLength, keyHasPrefix(key, prefix) else { return nil }
-                if let last = groups.last, Array(last.values[0..<k]) == head {
-                    groups[groups.count - 1].count += 1
-                } else {
-                    groups.append(CountedGroup(id: Array(key[(n - 3 - idLength)..<(n - 3)]), values: values, count: 1))
-                }
+                return true
             }
-            ok = try cursor.next()
+            guard let values = try? IndexKey.values(fromKey: key), values.count >= k else { gaveUp = true; return false }
+            let head = Array(values[0..<k])
+            prefix = IndexKey.encode(head)
+            // The encoding is canonical (checked); values equal but encoded apart (the
+            // executor compares the values) still make one group.
+            guard prefix.count <= tupleLength, keyHasPrefix(key, prefix) else { gaveUp = true; return false }
+            if let last = groups.last, Array(last.values[0..<k]) == head {
+                groups[groups.count - 1].count += 1
+            } else {
+                groups.append(CountedGroup(id: Array(key[(n - 3 - idLength)..<(n - 3)]), values: values, count: 1))
+            }
+            return true
         }
+        if gaveUp { return nil }
         rangeIndex = ranges.count
         return groups
     }
