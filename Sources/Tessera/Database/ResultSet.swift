@@ -24,8 +24,8 @@
 /// with the batch).
 public final class ResultSet {
     /// The column names, in order.
-    public let columnNames: [String]
-    let nameIndex: [String: Int]
+    public var columnNames: [String] { columns.names }
+    let columns: ResultColumns
     private var executor: Executor?
     /// The plan run (its pool takes the executor back when the result set is done).
     private let prepared: PreparedPlan?
@@ -51,8 +51,7 @@ public final class ResultSet {
             analysis.levels = Array(repeating: LevelFigures(), count: prepared.plan.sources.count)
             analyzedPlan = prepared.plan
         }
-        columnNames = prepared.columnNames
-        nameIndex = prepared.nameIndex
+        columns = prepared.columns
         self.txn = txn
         ownsTransaction = owned
         self.prepared = prepared
@@ -75,10 +74,7 @@ public final class ResultSet {
     /// A result set over rows already read (live query results); it holds no snapshot.
     init(database: Database, columnNames: [String], rows: [Result]) {
         self.database = database
-        self.columnNames = columnNames
-        var idx: [String: Int] = [:]
-        for (i, n) in columnNames.enumerated() where idx[n] == nil { idx[n] = i }
-        nameIndex = idx
+        columns = ResultColumns(columnNames)
         ownsTransaction = false
         prepared = nil
         buffered = rows[...]
@@ -109,7 +105,7 @@ public final class ResultSet {
         guard let executor else { return nil }
         do {
             if let row = try executor.nextRow() {
-                return Result(cells: row, names: columnNames, index: nameIndex)
+                return Result(cells: row, columns: columns)
             }
         } catch {
             failure = error
@@ -190,20 +186,22 @@ extension ResultSet: AsyncSequence {
 /// not a decode. Read a column once into a local when you use it several times.
 public struct Result: Sendable, CustomStringConvertible {
     let cells: [ResultCell]
+    /// The column names and their positions, shared by every row of a query (one reference
+    /// to retain per row, not two).
+    let columns: ResultColumns
     /// Column values in column order (`.missing` for MISSING).
     public var values: [Value] { cells.map(\.value) }
     /// Column names in order.
-    public let keys: [String]
-    let index: [String: Int]
+    public var keys: [String] { columns.names }
+    var index: [String: Int] { columns.index }
 
-    init(cells: [ResultCell], names: [String], index: [String: Int]) {
+    init(cells: [ResultCell], columns: ResultColumns) {
         self.cells = cells
-        self.keys = names
-        self.index = index
+        self.columns = columns
     }
 
-    init(values: [Value], names: [String], index: [String: Int]) {
-        self.init(cells: values.map(ResultCell.value), names: names, index: index)
+    init(values: [Value], columns: ResultColumns) {
+        self.init(cells: values.map(ResultCell.value), columns: columns)
     }
 
     /// The number of columns.
@@ -294,4 +292,17 @@ public struct Result: Sendable, CustomStringConvertible {
 
     /// The row as JSON.
     public var description: String { toJSON() }
+}
+
+/// A query's column names and the position of each name (the first column of that name).
+final class ResultColumns: Sendable {
+    let names: [String]
+    let index: [String: Int]
+
+    init(_ names: [String]) {
+        self.names = names
+        var idx: [String: Int] = [:]
+        for (i, n) in names.enumerated() where idx[n] == nil { idx[n] = i }
+        index = idx
+    }
 }

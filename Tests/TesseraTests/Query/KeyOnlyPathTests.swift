@@ -94,4 +94,57 @@ struct KeyOnlyPathTests {
         #expect(try skip(Self.groups[4]) == 1)
         #expect(try skip("SELECT city, count(*) AS n FROM h GROUP BY city") == nil)
     }
+
+    /// Small groups (most values distinct): the scan steps over entries instead of seeking
+    /// past each group, and DISTINCT still streams each value once.
+    @Test("small groups step instead of seeking; rows equal the plain path's", arguments: [UInt64(3), 8])
+    func smallGroups(seed: UInt64) throws {
+        func make(_ indexes: Bool) throws -> Database {
+            var r = SplitMix64(seed: seed)
+            let db = try Database.temporary()
+            let c = try db.createCollection(name: "h")
+            try db.inBatch {
+                for i in 0..<900 {
+                    // ~700 distinct cities: groups of one or two entries, some MISSING and NULL.
+                    let city = r.chance(0.05) ? "null" : #""c\#(r.int(700))""#
+                    let json = r.chance(0.05) ? #"{"type":"inn"}"# : #"{"city":\#(city),"type":"\#(r.pick(["hotel", "inn"]))"}"#
+                    try c.save(id: "h\(i)", json: json)
+                }
+            }
+            if indexes { try c.createIndex(withName: "byCityType", config: ValueIndexConfiguration(["city", "type"])) }
+            return db
+        }
+        let a = try make(true), b = try make(false)
+        defer { try? a.close(); try? b.close() }
+        let queries = ["SELECT DISTINCT city FROM h", "SELECT DISTINCT city, type FROM h", "SELECT city FROM h GROUP BY city",
+                       "SELECT DISTINCT city FROM h ORDER BY city DESC LIMIT 7"]
+        try expectSameRows(a, b, queries)
+        func skip(_ sql: String) throws -> Int?? {
+            guard case .index(let p) = try a.createQuery(sql).prepare().0.plan.sources[0].access, let scan = p as? KeyRangeScanPlan else { return nil }
+            return .some(scan.skipColumns)
+        }
+        // An index scan, without a skip.
+        #expect(try skip(queries[0]) == .some(nil))
+        #expect(try skip(queries[2]) == .some(nil))
+        #expect(try resultRows(a, queries[0]).count > 400)
+    }
+
+    /// DISTINCT over grouped index entries streams its rows: OFFSET and LIMIT cut the same
+    /// rows out of them as out of the whole result, in both scan shapes (seeking and stepping).
+    @Test("streamed DISTINCT rows with OFFSET and LIMIT are a slice of the whole result")
+    func streamedSlices() throws {
+        let db = try Self.database(indexes: true, seed: 5)
+        defer { try? db.close() }
+        for sql in ["SELECT DISTINCT city FROM h", "SELECT DISTINCT city, type FROM h", "SELECT DISTINCT type FROM h WHERE city = 'c1'"] {
+            let all = try resultRows(db, sql)
+            #expect(all.count >= 2, "\(sql)")
+            #expect(Set(all).count == all.count, "\(sql): a row twice")
+            for (limit, offset) in [(1, 0), (3, 1), (100, 2), (2, all.count - 1), (5, all.count + 3)] {
+                let part = try resultRows(db, "\(sql) LIMIT \(limit) OFFSET \(offset)")
+                #expect(part == Array(all.dropFirst(offset).prefix(limit)), "\(sql) LIMIT \(limit) OFFSET \(offset)")
+            }
+            // Run again on the reused executor: the same rows.
+            #expect(try resultRows(db, sql) == all, "\(sql)")
+        }
+    }
 }

@@ -112,7 +112,7 @@ struct ResultRowTests {
                 #expect(r.string(forKey: "name") == members["name"]?.stringValue)
             }
             // Whole-row accessors against the same row built from decoded values.
-            let decoded = Result(values: r.values, names: r.keys, index: r.index)
+            let decoded = Result(values: r.values, columns: r.columns)
             #expect(valuesIdentical(r.object, decoded.object))
             #expect(ResultRowTests.anyIdentical(r.toDictionary(), decoded.toDictionary()))
             #expect(ResultRowTests.anyIdentical(r.toArray(), decoded.toArray()))

@@ -18,6 +18,8 @@ final class KeyRangeScan: RowSource {
     private let upperBound: Compiled?
     /// Array-index scans bind the parent document once, however many elements match.
     private let dedupe: Bool
+    /// A value-index scan whose ranges are all equality tuples (`wholeKeyInOnePoint`).
+    private let pointRanges: Bool
     @exclusivity(unchecked) private var seen = Set<[UInt8]>()
     @exclusivity(unchecked) private var ranges: [ScanRange] = []
     @exclusivity(unchecked) private var rangeIndex = 0
@@ -61,6 +63,7 @@ final class KeyRangeScan: RowSource {
         elementSlot = plan.arraySources.last ?? slot
         // A covering array scan yields every entry: each stands for its own UNNEST rows.
         dedupe = !plan.arraySources.isEmpty && !pointLookup && !arrayCovering
+        pointRanges = plan.arraySources.isEmpty && plan.keys.rangeConstraint == nil && !(plan.store.kind is any ElementIndexKind)
         coveredPaths = plan.covering ? plan.expressionPaths : nil
         super.init(slot: slot)
     }
@@ -80,7 +83,7 @@ final class KeyRangeScan: RowSource {
             cursor = c
             moving = c.borrowed
         }
-        seen.removeAll(keepingCapacity: true)
+        if !seen.isEmpty { seen.removeAll(keepingCapacity: true) }
         rangeIndex = 0
         positioned = false
         // Equality tuples: the cartesian product of each column's values (one tuple when
@@ -159,6 +162,15 @@ final class KeyRangeScan: RowSource {
         var unique: [IndexKey.KeyRange] = []
         for r in built where unique.last != r { unique.append(r) }
         return unique
+    }
+
+    /// True when the entry with `key` lies in one key range only, so several ranges cannot
+    /// meet its document twice: a value index has one entry per document, and distinct
+    /// equality tuples are disjoint ranges that a whole (not truncated) key falls in at most
+    /// once. A truncated key may fall in several widened ranges.
+    @inline(__always)
+    private func wholeKeyInOnePoint(_ key: UnsafeRawBufferPointer) -> Bool {
+        pointRanges && !IndexKey.isTruncated(key: key)
     }
 
     /// Entries whose values share their first `groupLength` key bytes may have been
@@ -264,7 +276,7 @@ final class KeyRangeScan: RowSource {
                         let id = UnsafeRawBufferPointer(rebasing: key[(n - 3 - idLength)..<(n - 3)])
                         var fresh = true
                         // A value index holds one entry per document: one range meets it once.
-                        if !arrayCovering && (dedupe || dedupeAcrossRanges || (plan.ordered && !plan.arraySources.isEmpty)) {
+                        if !arrayCovering && (dedupe || (dedupeAcrossRanges && !wholeKeyInOnePoint(key)) || (plan.ordered && !plan.arraySources.isEmpty)) {
                             fresh = seen.insert(Array(id)).inserted
                         }
                         if arrayCovering {
@@ -342,7 +354,7 @@ final class KeyRangeScan: RowSource {
                 if m != .outside, k >= IndexKey.trailerSize, case let idLength = Int(key[k - 3]) << 8 | Int(key[k - 2]),
                    idLength + IndexKey.trailerSize <= k {
                     let id = UnsafeRawBufferPointer(rebasing: key[(k - 3 - idLength)..<(k - 3)])
-                    if !dedupeAcrossRanges || seen.insert(Array(id)).inserted {
+                    if !dedupeAcrossRanges || wholeKeyInOnePoint(key) || seen.insert(Array(id)).inserted {
                         if m == .inside {
                             n += 1
                         } else if try DocumentFetch.bind(ctx, slot: slot, table: docs, id: id, includeDeleted: includeDeleted),
@@ -369,6 +381,7 @@ final class KeyRangeScan: RowSource {
         var groups: [CountedGroup] = []
         // The encoded leading values of the current group: its entries' keys start with them.
         var prefix: [UInt8] = []
+        prefix.reserveCapacity(64)
         var gaveUp = false
         try forEachEntry(ctx, cursor, in: scan) { key, value in
             let n = key.count
@@ -387,13 +400,19 @@ final class KeyRangeScan: RowSource {
                 groups[groups.count - 1].count += 1
                 return true
             }
-            guard let values = try? IndexKey.values(fromKey: key), values.count >= k else { gaveUp = true; return false }
-            let head = Array(values[0..<k])
-            prefix = IndexKey.encode(head)
-            // The encoding is canonical (checked); values equal but encoded apart (the
-            // executor compares the values) still make one group.
-            guard prefix.count <= tupleLength, keyHasPrefix(key, prefix) else { gaveUp = true; return false }
-            if let last = groups.last, Array(last.values[0..<k]) == head {
+            // A new group: the end of its first `k` values, found in place.
+            let tuple = UnsafeRawBufferPointer(rebasing: key[0..<tupleLength])
+            var end = 0
+            for _ in 0..<k {
+                guard let e = IndexKey.componentEnd(tuple, from: end) else { gaveUp = true; return false }
+                end = e
+            }
+            guard let values = try? IndexKey.decode(tuple), values.count >= k else { gaveUp = true; return false }
+            prefix.removeAll(keepingCapacity: true)
+            prefix.append(contentsOf: tuple[0..<end])
+            // The encoding is canonical; values equal but encoded apart (the executor
+            // compares the values) would still make one group.
+            if let last = groups.last, (0..<k).allSatisfy({ last.values[$0] == values[$0] }) {
                 groups[groups.count - 1].count += 1
             } else {
                 groups.append(CountedGroup(id: Array(key[(n - 3 - idLength)..<(n - 3)]), values: values, count: 1))

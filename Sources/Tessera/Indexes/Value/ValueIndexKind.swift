@@ -146,8 +146,12 @@ extension KeyedPlanning {
         scan.ordered = satisfiesOrder || groups
         scan.covering = covering
         // DISTINCT, or GROUP BY without aggregates, needs one entry per group: after it the
-        // scan seeks past the group's key prefix.
-        if groups && covering && q.aggregates.isEmpty && (q.distinct || !q.groupBy.isEmpty) { scan.skipColumns = groupColumns }
+        // scan seeks past the group's key prefix — when groups are large enough for a seek
+        // (a descent from the root) to beat stepping over their entries.
+        if groups && covering && q.aggregates.isEmpty && (q.distinct || !q.groupBy.isEmpty),
+           try entriesPerGroup(index, columns: groupColumns) >= KeyedPlanning.skipScanMinimumGroup {
+            scan.skipColumns = groupColumns
+        }
         if groups && covering { scan.groupColumns = groupColumns }
         var rows = try estimateEntries(index, equalities: equalities, range: rangeConstraint, spread: spread).rows
         if satisfiesOrder {
@@ -162,6 +166,21 @@ extension KeyedPlanning {
         candidate.deliversGroups = groups
         return candidate
     }
+
+    /// Entries of `index` per distinct value of its first `columns` expressions, from the
+    /// statistics (the whole index when there are none).
+    func entriesPerGroup(_ index: IndexStore, columns: Int) throws -> Double {
+        let entries = try request.snapshot.count(index.table)
+        guard entries > 0 else { return 0 }
+        let stats = try IndexStatistics.load(index, snapshot: request.snapshot, meta: request.meta)
+        return Double(entries) / stats.distinct(columns: columns, entriesNow: entries)
+    }
+
+    /// The fewest entries per group for which a skip-scan seeks past each group: a seek
+    /// descends the B-tree from its root (several key comparisons per level), about the
+    /// work of stepping over this many neighbouring entries, whose repeated values the
+    /// scan recognises without decoding them again.
+    static let skipScanMinimumGroup = 8.0
 
     /// True if every expression the query reads from this source is an index expression
     /// (or `meta().id`), so documents never need to be read.

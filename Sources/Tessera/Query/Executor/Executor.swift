@@ -39,6 +39,12 @@ final class Executor {
     @exclusivity(unchecked) private var bufferPosition = 0
     @exclusivity(unchecked) private var emitted = 0
     @exclusivity(unchecked) private var skipped = 0
+    /// Streaming DISTINCT: the last row's values and covered-tuple generation.
+    @exclusivity(unchecked) private var lastDistinct: [Value]?
+    @exclusivity(unchecked) private var lastDistinctGeneration = 0
+    /// Streaming DISTINCT over counted groups: the groups, the next to return, the paths
+    /// that bind a group's values.
+    @exclusivity(unchecked) private var distinctGroups: (groups: [CountedGroup], next: Int, paths: [[PathComponent]])?
     private let limit: Int?
     private let offset: Int
 
@@ -113,6 +119,9 @@ final class Executor {
         bufferPosition = 0
         emitted = 0
         skipped = 0
+        lastDistinct = nil
+        lastDistinctGeneration = 0
+        distinctGroups = nil
     }
 
     // MARK: - Joined rows
@@ -230,11 +239,66 @@ final class Executor {
             }
             return nil
         }
+        if let evaluators = ev.distinctStreaming {
+            if let (k, paths) = prepared.countedGroups, !started, limit == nil {
+                // The scan walks the keys and hands over one entry per distinct tuple of
+                // index columns, with nothing bound per entry (without a LIMIT, which the
+                // row by row path stops at).
+                try levels[0].reset(ctx)
+                if let groups = try levels[0].groupCounts(ctx, columns: k) {
+                    started = true
+                    exhausted = true
+                    distinctGroups = (groups, 0, paths)
+                }
+            }
+            if distinctGroups != nil {
+                while distinctGroups!.next < distinctGroups!.groups.count {
+                    try ctx.checkInterrupt()
+                    let g = distinctGroups!.groups[distinctGroups!.next]
+                    distinctGroups!.next += 1
+                    ctx.slots[0] = SourceSlot(state: .covered, covered: g.values, coveredPaths: distinctGroups!.paths)
+                    ctx.slots[0].ownedID = g.id
+                    analysis?.levels[0].passed += g.count
+                    if skipped < offset { skipped += 1; continue }
+                    emitted += 1
+                    // One column (the usual DISTINCT) as an array literal: allocated at its size.
+                    let row = evaluators.count == 1 ? [ResultCell.value(evaluators[0](ctx))] : evaluators.map { ResultCell.value($0(ctx)) }
+                    if let e = ctx.deferredError { throw e }
+                    return row
+                }
+                return nil
+            }
+            while try nextJoinedRow() {
+                guard let values = try nextDistinct(evaluators) else { continue }
+                if skipped < offset { skipped += 1; continue }
+                emitted += 1
+                return values.count == 1 ? [ResultCell.value(values[0])] : values.map(ResultCell.value)
+            }
+            return nil
+        }
         if buffered == nil { buffered = try materialize() }
         guard bufferPosition < buffered!.count else { return nil }
         defer { bufferPosition += 1 }
         emitted += 1
         return buffered![bufferPosition]
+    }
+
+    /// DISTINCT over rows that come grouped and need no sorting: the row's values when
+    /// they differ from the last row's (equal rows come one after another), else nil.
+    /// Columns that are all index columns are equal for entries of the same covered tuple.
+    private func nextDistinct(_ evaluators: [Compiled]) throws -> [Value]? {
+        let generation = ev.distinctFromTuple && ctx.slots[0].state == .covered ? ctx.slots[0].coveredGeneration : 0
+        if generation != 0 && generation == lastDistinctGeneration && lastDistinct != nil { return nil }
+        lastDistinctGeneration = generation
+        if let previous = lastDistinct {
+            var same = true
+            for (i, f) in evaluators.enumerated() where f(ctx) != previous[i] { same = false; break }
+            if same { return nil }
+        }
+        let values = evaluators.map { $0(ctx) }
+        if let e = ctx.deferredError { throw e }
+        lastDistinct = values
+        return values
     }
 
     private struct Candidate {
@@ -552,6 +616,11 @@ final class ExecutorEvaluators: @unchecked Sendable {
     let aggregateArgs: [[Compiled]]
     let groupKeys: [Compiled]
     let having: Compiled?
+    /// DISTINCT over rows that the access path delivers grouped, wanted in no other order:
+    /// the column evaluators, and the rows stream (nil: they are materialised).
+    let distinctStreaming: [Compiled]?
+    /// True when those columns are all paths of the one source (a covering entry's values).
+    let distinctFromTuple: Bool
 
     init(plan: QueryPlan, shared: SharedEvaluators, parameters: [String: Value]) {
         func compiled(_ e: BoundExpr, _ once: Compiled?) -> Compiled {
@@ -580,5 +649,15 @@ final class ExecutorEvaluators: @unchecked Sendable {
         aggregateArgs = plan.query.aggregates.enumerated().map { i, a in a.args.enumerated().map { compiled($1, shared.aggregateArgs[i][$0]) } }
         groupKeys = plan.query.groupBy.enumerated().filter { !constant($1) }.map { compiled($1, shared.groupKeys[$0]) }
         having = plan.query.having.map { compiled($0, shared.having) }
+        let evaluators = columns.compactMap { c -> Compiled? in if case .expression(let f) = c { return f } else { return nil } }
+        if plan.query.distinct, plan.groupsDelivered, !plan.query.isAggregating, plan.sort == .none, orderKeys.isEmpty,
+           evaluators.count == columns.count, !evaluators.isEmpty {
+            distinctStreaming = evaluators
+        } else {
+            distinctStreaming = nil
+        }
+        distinctFromTuple = plan.sources.count == 1 && plan.query.columns.allSatisfy { c in
+            if case .expression(.sourcePath(0, let p)) = c.kind { return !p.isEmpty } else { return false }
+        }
     }
 }

@@ -7,9 +7,8 @@ final class PreparedPlan: @unchecked Sendable {
     // Immutable after init; the plan's row-source factories and compiled parts are values.
     let version: UInt64
     let plan: QueryPlan
-    /// The result columns' names and the first column of each name.
-    let columnNames: [String]
-    let nameIndex: [String: Int]
+    /// The result columns' names and the first column of each name (shared by the rows).
+    let columns: ResultColumns
     /// LIMIT and OFFSET are absent or literals: the plan's values hold for every execution.
     let constantLimits: Bool
     /// The plan's expressions without parameters, compiled once for every execution.
@@ -19,9 +18,10 @@ final class PreparedPlan: @unchecked Sendable {
     /// The query is `count(*)`s of one source's rows, with no filter left and nothing else
     /// read from a row: the row source counts its rows (an index its entries) unbound.
     let countsRows: Bool
-    /// The query groups a covering index scan by its first this many columns and computes
-    /// only `count(*)`s, with no filter left: the scan counts each group's entries unbound.
-    /// (The index expressions' paths bind each group's row.)
+    /// The query groups a covering index scan by its first this many columns (GROUP BY, or
+    /// DISTINCT of those columns) and computes only `count(*)`s or no aggregate, with no
+    /// filter left: the scan counts each group's entries unbound. (The index expressions'
+    /// paths bind each group's row.)
     let countedGroups: (columns: Int, paths: [[PathComponent]])?
     /// The size class of each collection the plan reads when it was made (`sizeClasses`):
     /// the plan's cost estimates hold while the sizes stay in their class.
@@ -70,10 +70,7 @@ final class PreparedPlan: @unchecked Sendable {
     init(version: UInt64, plan: QueryPlan) {
         self.version = version
         self.plan = plan
-        columnNames = plan.query.columns.map(\.name)
-        var idx: [String: Int] = [:]
-        for (i, n) in columnNames.enumerated() where idx[n] == nil { idx[n] = i }
-        nameIndex = idx
+        columns = ResultColumns(plan.query.columns.map(\.name))
         func constant(_ e: BoundExpr?) -> Bool {
             switch e {
             case nil, .literal?, .unary(.negate, .literal)?: return true
@@ -104,8 +101,9 @@ final class PreparedPlan: @unchecked Sendable {
 
     static func countedGroups(_ plan: QueryPlan) -> (columns: Int, paths: [[PathComponent]])? {
         let q = plan.query
+        // No aggregate at all (DISTINCT, GROUP BY alone) counts too: the counts go unused.
         guard plan.groupsDelivered, plan.sources.count == 1, plan.sources[0].filter.isEmpty, plan.sources[0].source.on == nil,
-              !q.groupBy.isEmpty, !q.aggregates.isEmpty,
+              !q.groupBy.isEmpty || (q.distinct && q.aggregates.isEmpty),
               q.aggregates.allSatisfy({ FunctionRegistry.upperASCII($0.name) == "COUNT" && $0.args.isEmpty }),
               case .index(let access) = plan.sources[0].access, let scan = access as? KeyRangeScanPlan, scan.covering,
               scan.arraySources.isEmpty, let k = scan.groupColumns else { return nil }
@@ -116,8 +114,7 @@ final class PreparedPlan: @unchecked Sendable {
     init(version: UInt64, plan: QueryPlan, like other: PreparedPlan) {
         self.version = version
         self.plan = plan
-        columnNames = other.columnNames
-        nameIndex = other.nameIndex
+        columns = other.columns
         constantLimits = other.constantLimits
         shared = other.shared
         usesMatch = other.usesMatch
