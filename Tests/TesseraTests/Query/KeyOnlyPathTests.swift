@@ -42,6 +42,10 @@ struct KeyOnlyPathTests {
         "SELECT city, TOSTRING(city) AS t FROM h GROUP BY city",
         "SELECT DISTINCT city FROM h WHERE type = 'hotel'",
         "SELECT DISTINCT city FROM h ORDER BY city DESC LIMIT 4",
+        // Counted groups, streamed in key order.
+        "SELECT city, count(*) AS n FROM h GROUP BY city HAVING count(*) > 30",
+        "SELECT city, type, count(*) AS n, count(*) * 2 AS m FROM h GROUP BY city, type",
+        "SELECT type, count(*) AS n FROM h WHERE city = 'c1' GROUP BY type",
     ]
 
     @Test("rows equal the plain path's", arguments: [UInt64(5), 9])
@@ -129,13 +133,14 @@ struct KeyOnlyPathTests {
         #expect(try resultRows(a, queries[0]).count > 400)
     }
 
-    /// DISTINCT over grouped index entries streams its rows: OFFSET and LIMIT cut the same
-    /// rows out of them as out of the whole result, in both scan shapes (seeking and stepping).
-    @Test("streamed DISTINCT rows with OFFSET and LIMIT are a slice of the whole result")
+    /// DISTINCT and counted GROUP BY over grouped index entries stream their rows: OFFSET and
+    /// LIMIT cut the same rows out of them as out of the whole result.
+    @Test("streamed DISTINCT and GROUP BY rows with OFFSET and LIMIT are a slice of the whole result")
     func streamedSlices() throws {
         let db = try Self.database(indexes: true, seed: 5)
         defer { try? db.close() }
-        for sql in ["SELECT DISTINCT city FROM h", "SELECT DISTINCT city, type FROM h", "SELECT DISTINCT type FROM h WHERE city = 'c1'"] {
+        for sql in ["SELECT DISTINCT city FROM h", "SELECT DISTINCT city, type FROM h", "SELECT DISTINCT type FROM h WHERE city = 'c1'",
+                    "SELECT city, count(*) AS n FROM h GROUP BY city", "SELECT city, type, count(*) AS n FROM h GROUP BY city, type HAVING count(*) > 3"] {
             let all = try resultRows(db, sql)
             #expect(all.count >= 2, "\(sql)")
             #expect(Set(all).count == all.count, "\(sql): a row twice")

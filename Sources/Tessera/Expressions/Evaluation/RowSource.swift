@@ -19,9 +19,10 @@ class RowSource {
 
     /// For `GROUP BY` the first `columns` index expressions with only `count(*)`: the groups
     /// of the rows left in key order, each with its first row's document ID and values and its
-    /// number of rows, counted without binding each row. Nil (having read nothing that
-    /// `reset` does not undo) when this source cannot count so; the default cannot.
-    func groupCounts(_ ctx: ExecContext, columns: Int) throws -> [CountedGroup]? { nil }
+    /// number of rows, counted without binding each row (without `ids`, the IDs are left
+    /// empty: DISTINCT reads none). Nil (having read nothing that `reset` does not undo)
+    /// when this source cannot count so; the default cannot.
+    func groupCounts(_ ctx: ExecContext, columns: Int, ids: Bool = true) throws -> [CountedGroup]? { nil }
 }
 
 /// One group of `RowSource.groupCounts`: the first row's document ID and index values (all of

@@ -374,7 +374,7 @@ final class KeyRangeScan: RowSource {
     /// scan over one range, in key order). Nil, with the cursor left for `reset` to put back,
     /// as soon as an entry would need its document (a truncated key or an inexact entry) or
     /// the scan is not of that shape.
-    override func groupCounts(_ ctx: ExecContext, columns k: Int) throws -> [CountedGroup]? {
+    override func groupCounts(_ ctx: ExecContext, columns k: Int, ids: Bool = true) throws -> [CountedGroup]? {
         guard let cursor, coveredPaths != nil, plan.arraySources.isEmpty, !plan.descending, plan.skipColumns == nil,
               ranges.count == 1, !positioned, rangeIndex == 0, pending.isEmpty, k >= 1 else { return nil }
         let exact = ranges[0].exact, scan = ranges[0].scan
@@ -415,7 +415,7 @@ final class KeyRangeScan: RowSource {
             if let last = groups.last, (0..<k).allSatisfy({ last.values[$0] == values[$0] }) {
                 groups[groups.count - 1].count += 1
             } else {
-                groups.append(CountedGroup(id: Array(key[(n - 3 - idLength)..<(n - 3)]), values: values, count: 1))
+                groups.append(CountedGroup(id: ids ? Array(key[(n - 3 - idLength)..<(n - 3)]) : [], values: values, count: 1))
             }
             return true
         }

@@ -84,8 +84,8 @@ final class AnalyzedRowSource: RowSource {
         return n
     }
 
-    override func groupCounts(_ ctx: ExecContext, columns: Int) throws -> [CountedGroup]? {
-        guard let groups = try measured({ try inner.groupCounts(ctx, columns: columns) }) else { return nil }
+    override func groupCounts(_ ctx: ExecContext, columns: Int, ids: Bool = true) throws -> [CountedGroup]? {
+        guard let groups = try measured({ try inner.groupCounts(ctx, columns: columns, ids: ids) }) else { return nil }
         analysis.levels[level].rows += groups.reduce(0) { $0 + $1.count }
         return groups
     }

@@ -42,9 +42,9 @@ final class Executor {
     /// Streaming DISTINCT: the last row's values and covered-tuple generation.
     @exclusivity(unchecked) private var lastDistinct: [Value]?
     @exclusivity(unchecked) private var lastDistinctGeneration = 0
-    /// Streaming DISTINCT over counted groups: the groups, the next to return, the paths
-    /// that bind a group's values.
-    @exclusivity(unchecked) private var distinctGroups: (groups: [CountedGroup], next: Int, paths: [[PathComponent]])?
+    /// Streamed counted groups: the groups, the next to return, the paths that bind a
+    /// group's values.
+    @exclusivity(unchecked) private var countedGroups: (groups: [CountedGroup], next: Int, paths: [[PathComponent]])?
     private let limit: Int?
     private let offset: Int
 
@@ -121,7 +121,7 @@ final class Executor {
         skipped = 0
         lastDistinct = nil
         lastDistinctGeneration = 0
-        distinctGroups = nil
+        countedGroups = nil
     }
 
     // MARK: - Joined rows
@@ -239,35 +239,18 @@ final class Executor {
             }
             return nil
         }
+        // Groups of index columns counted by the scan (GROUP BY with only count(*)s, or
+        // DISTINCT), wanted in key order: one row per group as it is read, nothing buffered.
+        if ev.streamsGroups, buffered == nil, limit == nil, !started, let (k, paths) = prepared.countedGroups {
+            try levels[0].reset(ctx)
+            if let groups = try levels[0].groupCounts(ctx, columns: k, ids: !plan.query.distinct) {
+                started = true
+                exhausted = true
+                countedGroups = (groups, 0, paths)
+            }
+        }
+        if countedGroups != nil { return try nextCountedGroupRow() }
         if let evaluators = ev.distinctStreaming {
-            if let (k, paths) = prepared.countedGroups, !started, limit == nil {
-                // The scan walks the keys and hands over one entry per distinct tuple of
-                // index columns, with nothing bound per entry (without a LIMIT, which the
-                // row by row path stops at).
-                try levels[0].reset(ctx)
-                if let groups = try levels[0].groupCounts(ctx, columns: k) {
-                    started = true
-                    exhausted = true
-                    distinctGroups = (groups, 0, paths)
-                }
-            }
-            if distinctGroups != nil {
-                while distinctGroups!.next < distinctGroups!.groups.count {
-                    try ctx.checkInterrupt()
-                    let g = distinctGroups!.groups[distinctGroups!.next]
-                    distinctGroups!.next += 1
-                    ctx.slots[0] = SourceSlot(state: .covered, covered: g.values, coveredPaths: distinctGroups!.paths)
-                    ctx.slots[0].ownedID = g.id
-                    analysis?.levels[0].passed += g.count
-                    if skipped < offset { skipped += 1; continue }
-                    emitted += 1
-                    // One column (the usual DISTINCT) as an array literal: allocated at its size.
-                    let row = evaluators.count == 1 ? [ResultCell.value(evaluators[0](ctx))] : evaluators.map { ResultCell.value($0(ctx)) }
-                    if let e = ctx.deferredError { throw e }
-                    return row
-                }
-                return nil
-            }
             while try nextJoinedRow() {
                 guard let values = try nextDistinct(evaluators) else { continue }
                 if skipped < offset { skipped += 1; continue }
@@ -281,6 +264,28 @@ final class Executor {
         defer { bufferPosition += 1 }
         emitted += 1
         return buffered![bufferPosition]
+    }
+
+    /// The next row of the counted groups: each group bound as its first entry (the index
+    /// columns' values and document ID), its `count(*)`s set, HAVING checked.
+    private func nextCountedGroupRow() throws -> [ResultCell]? {
+        let calls = plan.query.aggregates.count
+        while countedGroups!.next < countedGroups!.groups.count {
+            try ctx.checkInterrupt()
+            let g = countedGroups!.groups[countedGroups!.next]
+            countedGroups!.next += 1
+            ctx.slots[0] = SourceSlot(state: .covered, covered: g.values, coveredPaths: countedGroups!.paths)
+            if !g.id.isEmpty { ctx.slots[0].ownedID = g.id }
+            analysis?.levels[0].passed += g.count
+            for i in 0..<calls { ctx.aggregateValues[i] = .int(Int64(g.count)) }
+            if let having, Semantics.truth(having(ctx)) != .true { continue }
+            if skipped < offset { skipped += 1; continue }
+            emitted += 1
+            let row = project()
+            if let e = ctx.deferredError { throw e }
+            return row
+        }
+        return nil
     }
 
     /// DISTINCT over rows that come grouped and need no sorting: the row's values when
@@ -621,6 +626,9 @@ final class ExecutorEvaluators: @unchecked Sendable {
     let distinctStreaming: [Compiled]?
     /// True when those columns are all paths of the one source (a covering entry's values).
     let distinctFromTuple: Bool
+    /// Groups (GROUP BY, or DISTINCT) that the access path delivers are wanted in that order
+    /// (no ORDER BY to sort by): counted groups (`PreparedPlan.countedGroups`) stream.
+    let streamsGroups: Bool
 
     init(plan: QueryPlan, shared: SharedEvaluators, parameters: [String: Value]) {
         func compiled(_ e: BoundExpr, _ once: Compiled?) -> Compiled {
@@ -656,6 +664,8 @@ final class ExecutorEvaluators: @unchecked Sendable {
         } else {
             distinctStreaming = nil
         }
+        streamsGroups = plan.groupsDelivered && plan.sort == .none && orderKeys.isEmpty
+            && (plan.query.distinct ? distinctStreaming != nil : !plan.query.groupBy.isEmpty)
         distinctFromTuple = plan.sources.count == 1 && plan.query.columns.allSatisfy { c in
             if case .expression(.sourcePath(0, let p)) = c.kind { return !p.isEmpty } else { return false }
         }
