@@ -231,11 +231,7 @@ final class Executor {
         if let limit, emitted >= limit { return nil }
         if streams {
             while try nextJoinedRow() {
-                if skipped < offset { skipped += 1; continue }
-                emitted += 1
-                let row = project()
-                if let e = ctx.deferredError { throw e }
-                return row
+                if let row = try emitCurrent() { return row }
             }
             return nil
         }
@@ -279,13 +275,19 @@ final class Executor {
             analysis?.levels[0].passed += g.count
             for i in 0..<calls { ctx.aggregateValues[i] = .int(Int64(g.count)) }
             if let having, Semantics.truth(having(ctx)) != .true { continue }
-            if skipped < offset { skipped += 1; continue }
-            emitted += 1
-            let row = project()
-            if let e = ctx.deferredError { throw e }
-            return row
+            if let row = try emitCurrent() { return row }
         }
         return nil
+    }
+
+    /// The current row projected as an output row, or nil while OFFSET skips it.
+    @inline(__always)
+    private func emitCurrent() throws -> [ResultCell]? {
+        if skipped < offset { skipped += 1; return nil }
+        emitted += 1
+        let row = project()
+        if let e = ctx.deferredError { throw e }
+        return row
     }
 
     /// DISTINCT over rows that come grouped and need no sorting: the row's values when
