@@ -67,7 +67,9 @@ import Darwin
     private let writerThread = MutexLock()
     private var writer: UInt = 0
     private let poolLock = MutexLock()
-    private var readerPool: [OpaquePointer] = []
+    /// Read transactions reset after use (`mdb_txn_reset`: no snapshot, reader slot kept),
+    /// renewed by the next reader: the LMDB handle and its `Transaction` object are reused.
+    private var readerPool: [Transaction] = []
     /// Serialises the transactions that open tables (lmdb.h: `mdb_dbi_open` must not run in two
     /// transactions of a process at once, and a transaction that used it must end before another
     /// uses it). The write transaction holds it from its begin to its end; a read transaction
@@ -232,11 +234,7 @@ import Darwin
     /// Closes the LMDB environment once no transaction of this process is left.
     private func finalizeClose() {
         finalizeHookForTesting?()
-        poolLock.lock()
-        let pooled = readerPool
-        readerPool.removeAll()
-        poolLock.unlock()
-        for txn in pooled { mdb_txn_abort(txn) }
+        drainPool()
         if !unusable { mdb_env_close(env) }
         if lockFileProbe >= 0 { _ = closeFile(lockFileProbe) }
         OpenEnvironments.remove(lockFile: lockFilePath)
@@ -311,15 +309,10 @@ import Darwin
     /// Bytes handed out by the transaction are valid only inside `body`.
     @usableFromInline package func read<R>(_ body: (Transaction) throws -> R) throws -> R {
         let thread = currentThreadID()
-        let raw = try lockAndAcquireReader(thread)
+        let txn = try lockAndAcquireReader(thread)
         defer { leaveGate(thread) }
-        var ok = false
-        defer { releaseReader(raw, reusable: ok) }
-        let txn = Transaction(raw: raw, readOnly: true, window: window)
-        defer { txn.invalidate() }
-        let result = try body(txn)
-        ok = true
-        return result
+        defer { releaseReader(txn) }
+        return try body(txn)
     }
 
     /// Begins a long-lived read transaction, ended with `endRead(_:)` (on any thread).
@@ -329,8 +322,7 @@ import Darwin
     /// thread that began it fails with `LMDBError.mapFull` (instead of waiting for itself).
     @usableFromInline package func beginRead() throws -> Transaction {
         let thread = currentThreadID()
-        let raw = try lockAndAcquireReader(thread, longLived: true)
-        let txn = Transaction(raw: raw, readOnly: true, window: window)
+        let txn = try lockAndAcquireReader(thread, longLived: true)
         txn.holder = thread
         return txn
     }
@@ -373,10 +365,10 @@ import Darwin
 
     /// Ends a transaction started by `beginRead()`.
     @usableFromInline package func endRead(_ txn: Transaction) {
-        guard let raw = txn.raw else { return }
-        txn.invalidate()
-        releaseReader(raw, reusable: true)
-        leaveGate(txn.holder, longLived: true)
+        guard txn.raw != nil, txn.inUse else { return }
+        let holder = txn.holder
+        releaseReader(txn)
+        leaveGate(holder, longLived: true)
     }
 
     /// Runs `body` in the write transaction; returning commits, throwing aborts.
@@ -523,7 +515,7 @@ import Darwin
     // MARK: - Holds
 
     /// Takes the shared lock and a reader; remaps first if another process grew the file.
-    private func lockAndAcquireReader(_ thread: UInt, longLived: Bool = false) throws -> OpaquePointer {
+    private func lockAndAcquireReader(_ thread: UInt, longLived: Bool = false) throws -> Transaction {
         while true {
             try gate.enter(thread, longLived: longLived)
             do {
@@ -540,15 +532,19 @@ import Darwin
 
     // MARK: - Reader pool
 
-    private func acquireReader() throws -> OpaquePointer {
+    private func acquireReader() throws -> Transaction {
         if unusable { throw LMDBError.unusable }
         poolLock.lock()
         let pooled = readerPool.popLast()
         poolLock.unlock()
-        if let pooled {
-            let rc = mdb_txn_renew(pooled)
-            if rc == 0 { return pooled }
-            mdb_txn_abort(pooled)
+        if let pooled, let raw = pooled.raw {
+            let rc = mdb_txn_renew(raw)
+            if rc == 0 {
+                pooled.inUse = true
+                return pooled
+            }
+            mdb_txn_abort(raw)
+            pooled.invalidate()
             if rc != MDB_MAP_RESIZED { throw LMDBError(code: rc) }
         }
         var raw: OpaquePointer?
@@ -556,27 +552,39 @@ import Darwin
         // requires mdb_env_set_mapsize(env, 0) with no transaction of this process active,
         // which only the exclusive lock guarantees.
         try check(mdb_txn_begin(env, nil, UInt32(MDB_RDONLY), &raw))
-        return raw!
+        let txn = Transaction(raw: raw!, readOnly: true, window: window)
+        txn.inUse = true
+        return txn
     }
 
-    private func releaseReader(_ raw: OpaquePointer, reusable: Bool) {
+    /// Ends a read transaction: its snapshot is released and the handle (with its
+    /// `Transaction` object and whatever the caller attached to it) waits in the pool.
+    private func releaseReader(_ txn: Transaction) {
+        guard let raw = txn.raw, txn.inUse else { return }
+        txn.inUse = false
+        txn.holder = 0
         // lmdb.h: mdb_txn_reset releases the snapshot but keeps the reader slot for renew.
         mdb_txn_reset(raw)
         poolLock.lock()
         if readerPool.count < 32 {
-            readerPool.append(raw)
+            readerPool.append(txn)
             poolLock.unlock()
         } else {
             poolLock.unlock()
             mdb_txn_abort(raw)
+            txn.invalidate()
         }
     }
 
+    /// Aborts every pooled read transaction (before a remap, a swap or closing).
     func drainPool() {
         poolLock.lock()
         let txns = readerPool
         readerPool.removeAll()
         poolLock.unlock()
-        for txn in txns { mdb_txn_abort(txn) }
+        for txn in txns {
+            if let raw = txn.raw { mdb_txn_abort(raw) }
+            txn.invalidate()
+        }
     }
 }

@@ -74,7 +74,18 @@ import Darwin
                                           pages.end.load(ordering: .relaxed), pages.pageSize))
     }
 
-    func invalidate() { raw = nil }
+    /// Marks the transaction ended for good; an object the caller attached goes with it.
+    func invalidate() {
+        raw = nil
+        attachment = nil
+    }
+
+    /// A read transaction: true from the moment it is handed out until it ends (the pool
+    /// keeps ended ones, reset, for the next reader).
+    var inUse = false
+    /// An object of the caller's that lives as long as this transaction object and comes
+    /// back with it when the pool hands it out again (Tessera's snapshot wrapper).
+    package var attachment: AnyObject?
 
     /// The transaction ID (`mdb_txn_id`): for a read transaction, the ID of the last write
     /// transaction its snapshot includes.

@@ -141,7 +141,8 @@ public final class Query: Sendable {
         let given = parameters?.values ?? [:]
         var nulls = false
         for (name, value) in given {
-            guard names.contains(name) else {
+            // A query has a few parameters: comparing the names beats hashing this one.
+            guard names.count <= 8 ? names.contains(where: { $0 == name }) : names.contains(name) else {
                 throw QueryError(.semantic, "unknown parameter '$\(name)': the query has \(names.isEmpty ? "no parameters" : names.sorted().map { "$" + $0 }.joined(separator: ", "))", source: text)
             }
             if value.isNull { nulls = true }

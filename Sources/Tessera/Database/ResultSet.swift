@@ -293,16 +293,3 @@ public struct Result: Sendable, CustomStringConvertible {
     /// The row as JSON.
     public var description: String { toJSON() }
 }
-
-/// A query's column names and the position of each name (the first column of that name).
-final class ResultColumns: Sendable {
-    let names: [String]
-    let index: [String: Int]
-
-    init(_ names: [String]) {
-        self.names = names
-        var idx: [String: Int] = [:]
-        for (i, n) in names.enumerated() where idx[n] == nil { idx[n] = i }
-        index = idx
-    }
-}

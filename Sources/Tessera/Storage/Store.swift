@@ -96,7 +96,7 @@ final class Store: Sendable {
     /// Runs `body` in a new read snapshot.
     func read<R>(_ body: (Snapshot) throws -> R) throws -> R {
         do {
-            return try env.read { try body(Snapshot($0)) }
+            return try env.read { try body(Self.snapshot(of: $0)) }
         } catch let e as LMDBError {
             throw DatabaseError.storage(e, "read from '\(path)' failed")
         }
@@ -116,9 +116,20 @@ final class Store: Sendable {
     /// Begins a snapshot that outlives a closure (a lazy result set); end it with
     /// `endSnapshot(_:)` on the same thread.
     func beginSnapshot() throws -> Snapshot {
-        do { return Snapshot(try env.beginRead()) } catch {
+        do { return Self.snapshot(of: try env.beginRead()) } catch {
             throw DatabaseError.storage(error, "read from '\(path)' failed")
         }
+    }
+
+    /// The snapshot wrapper of a read transaction: made once per LMDB handle and attached to
+    /// it, so a reused (pooled) transaction brings its wrapper back and an execution
+    /// allocates neither.
+    @inline(__always)
+    static func snapshot(of txn: Transaction) -> Snapshot {
+        if let s = txn.attachment { return unsafeDowncast(s, to: Snapshot.self) }
+        let s = Snapshot(txn)
+        txn.attachment = s
+        return s
     }
 
     /// Ends a snapshot begun by `beginSnapshot()`.

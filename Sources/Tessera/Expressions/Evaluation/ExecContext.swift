@@ -29,10 +29,10 @@ struct SourceSlot {
     /// The document ID when it is not in LMDB memory (full-text matches).
     var ownedID: [UInt8]? = nil
 
-    /// True for a slot as `SourceSlot()` makes it (nothing bound, nothing held).
-    var isEmpty: Bool {
-        state == .absent && id.count == 0 && record == nil && body == nil && element.isMissing && !matched && rank == 0
-            && drivingIndex == nil && covered.isEmpty && coveredPaths.isEmpty && coveredGeneration == 0 && ownedID == nil
+    /// True when no field holds a reference-counted value (an empty slot, or one bound to a
+    /// document in LMDB memory).
+    var holdsNothingCounted: Bool {
+        element.isMissing && drivingIndex == nil && covered.isEmpty && coveredPaths.isEmpty && ownedID == nil
     }
 
     var idString: String {
@@ -302,9 +302,24 @@ final class ExecContext {
         clearSlots()
     }
 
-    /// Empties every slot (a slot already empty is left as it is).
+    /// Empties every slot (a slot already empty is left as it is). A slot bound to a
+    /// document holds nothing reference-counted: its fields are reset in place (a new
+    /// `SourceSlot` would destroy and initialise every field through the value witnesses).
     func clearSlots() {
-        for i in 0..<max(slotCount, 1) where !slots[i].isEmpty { slots[i] = SourceSlot() }
+        for i in 0..<max(slotCount, 1) {
+            let s = slots + i
+            if s.pointee.holdsNothingCounted {
+                s.pointee.state = .absent
+                s.pointee.id = UnsafeRawBufferPointer(start: nil, count: 0)
+                s.pointee.record = nil
+                s.pointee.body = nil
+                s.pointee.rank = 0
+                s.pointee.matched = false
+                s.pointee.coveredGeneration = 0
+            } else {
+                s.pointee = SourceSlot()
+            }
+        }
     }
 
     /// A copy of every slot (a group's representative row).
