@@ -50,6 +50,46 @@ struct EnvironmentTests {
         }
     }
 
+    /// Ended read transactions wait in a pool, reset, and come back as the same objects (with
+    /// what the caller attached): a renewed one reads the newest commit, never the snapshot it
+    /// had, and one ended twice goes into the pool once. A growth of the map drains the pool.
+    @Test func pooledReadTransactionsSeeTheNewestCommit() throws {
+        let dir = tempDir()
+        var opts = Environment.Options()
+        opts.initialMapSize = 64 << 10
+        let env = try Environment(path: dir, options: opts)
+        defer { env.close() }
+        let t = try #require(try env.openTable("t"))
+        _ = try env.write { txn in try txn.put(t, key: Array("k".utf8), value: [1]) }
+        final class Tag {}
+        let first = try env.beginRead()
+        let tag = Tag()
+        first.attachment = tag
+        #expect(try first.get(t, key: Array("k".utf8)).map(Array.init) == [1])
+        env.endRead(first)
+        env.endRead(first) // a second end is ignored: the pool must not hand it out twice
+        _ = try env.write { txn in try txn.put(t, key: Array("k".utf8), value: [2]) }
+        let second = try env.beginRead()
+        #expect(second === first)
+        #expect(second.attachment === tag)
+        #expect(try second.get(t, key: Array("k".utf8)).map(Array.init) == [2])
+        // Both are open at once: they cannot be the same object.
+        let third = try env.beginRead()
+        #expect(third !== second)
+        env.endRead(third)
+        env.endRead(second)
+        // A growth (20,000 puts of 100 bytes through a 64 KiB map) drains the pool: the
+        // objects come back ended, and new ones are made.
+        try env.write { txn in
+            for i in 0..<20_000 { try txn.put(t, key: Array("g\(i)".utf8), value: [UInt8](repeating: 7, count: 100)) }
+        }
+        #expect(first.attachment == nil)
+        let fourth = try env.beginRead()
+        #expect(fourth !== first)
+        #expect(try fourth.get(t, key: Array("g19999".utf8))?.count == 100)
+        env.endRead(fourth)
+    }
+
     @Test func maxMapSizeFailsCleanly() throws {
         let dir = tempDir()
         var opts = Environment.Options()
