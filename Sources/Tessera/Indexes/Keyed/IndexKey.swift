@@ -468,7 +468,10 @@ enum IndexKey {
     /// - Throws: ``DecodingError`` for bytes that are not a complete tuple encoding.
     static func decode(_ bytes: UnsafeRawBufferPointer) throws(DecodingError) -> [Value] {
         var r = Reader(bytes: bytes)
-        var out: [Value] = []
+        guard !bytes.isEmpty else { return [] }
+        // The first value as an array literal (allocated at its size: most keys have one
+        // column); appending to an empty array would go through the growth path.
+        var out = [try r.value()]
         while r.position < bytes.count { out.append(try r.value()) }
         return out
     }
