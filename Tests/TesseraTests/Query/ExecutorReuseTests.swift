@@ -44,6 +44,35 @@ struct ExecutorReuseTests {
         #expect(try q.execute().allResults().isEmpty)
     }
 
+    /// A reused executor runs in read snapshots (renewed from the reader pool), inside a
+    /// batch (the write transaction) and after a compaction swapped the file: every execution
+    /// reads the rows of its own snapshot.
+    @Test("reused executors read their own snapshot: renewed, inside a batch, after a compaction")
+    func renewedCursors() throws {
+        let db = try Self.database()
+        defer { try? db.close() }
+        let c = try db.defaultCollection()
+        let byCity = try db.createQuery("SELECT n FROM _ WHERE city = $c ORDER BY n")
+        let range = try db.createQuery("SELECT meta().id AS id FROM _ WHERE meta().id >= $x ORDER BY meta().id LIMIT 3")
+        func check(_ extra: [Int], _ note: Comment) throws {
+            byCity.parameters = Parameters().setString("c4", forName: "c")
+            #expect(try byCity.execute().allResults().map { $0.int(at: 0) } == Array(stride(from: 4, to: 60, by: 6)) + extra, note)
+            range.parameters = Parameters().setString("d05", forName: "x")
+            #expect(try range.execute().allResults().map { $0.string(at: 0) ?? "" } == ["d050", "d051", "d052"], note)
+        }
+        try check([], "first run")
+        try check([], "renewed")
+        try db.inBatch {
+            try c.save(id: "e100", json: #"{"n":100,"city":"c4"}"#)
+            try check([100], "inside a batch")
+        }
+        try check([100], "after the batch")
+        _ = try db.performMaintenance(.compact)
+        try c.save(id: "e101", json: #"{"n":101,"city":"c4"}"#)
+        try check([100, 101], "after a compaction")
+        try check([100, 101], "renewed again")
+    }
+
     @Test("overlapping executions of one query each read their own rows")
     func overlapping() throws {
         let db = try Self.database()
