@@ -116,4 +116,37 @@ struct PrimaryKeyAccessTests {
         let all = try db.createQuery("SELECT meta().id AS id, meta().deleted AS d FROM hotels WHERE meta().id = 'a'").execute().allResults()
         #expect(all.count == 1 && all[0].bool(forKey: "d"))
     }
+
+    /// `IN` over the primary key with parameters, run again and again on the reused executor:
+    /// the IDs (some repeated, some absent, empty, not strings, a list that grows past the
+    /// scan's buffer) come back in key order, each once, reversed for DESC.
+    @Test("IN lists of IDs with repeats, in both orders, across executions", arguments: [UInt64(4), 11])
+    func inLists(seed: UInt64) throws {
+        let (db, _) = try Self.makeDatabase(seed: seed)
+        defer { try? db.close() }
+        var live: [String] = []
+        for row in try db.createQuery("SELECT meta().id AS id FROM hotels").execute().allResults() { live.append(row.string(at: 0)!) }
+        let liveSet = Set(live)
+        var r = SplitMix64(seed: seed &+ 7)
+        let asc = try db.createQuery("SELECT meta().id AS id FROM hotels WHERE meta().id IN $ids ORDER BY meta().id")
+        let desc = try db.createQuery("SELECT meta().id AS id FROM hotels WHERE meta().id IN $ids ORDER BY meta().id DESC")
+        let five = try db.createQuery("SELECT meta().id AS id FROM hotels WHERE meta().id IN [$a, $b, $c, $d, $e]")
+        for round in 0..<40 {
+            let count = round % 10 == 9 ? 300 : r.int(12)
+            var ids: [Value] = (0..<count).map { _ in .string(r.chance(0.8) ? r.pick(live) : "absent\(r.int(9))") }
+            if count > 2 { ids[1] = ids[0] } // a repeat
+            if round % 4 == 0 { ids += [.string(""), .int(3), .null] }
+            let expected = Set(ids.compactMap { v -> String? in if case .string(let s) = v, liveSet.contains(s) { return s } else { return nil } })
+                .sorted { $0.utf8.lexicographicallyPrecedes($1.utf8) }
+            asc.parameters = Parameters().setArray(ids, forName: "ids")
+            desc.parameters = Parameters().setArray(ids, forName: "ids")
+            #expect(try asc.execute().allResults().map { $0.string(at: 0)! } == expected, "round \(round)")
+            #expect(try desc.execute().allResults().map { $0.string(at: 0)! } == expected.reversed(), "round \(round)")
+            var p = Parameters()
+            let picks = (0..<5).map { _ in r.chance(0.7) ? r.pick(live) : "absent" }
+            for (name, id) in zip(["a", "b", "c", "d", "e"], picks) { p = p.setString(id, forName: name) }
+            five.parameters = p
+            #expect(try five.execute().allResults().map { $0.string(at: 0)! }.sorted() == Set(picks).filter(liveSet.contains).sorted(), "round \(round)")
+        }
+    }
 }

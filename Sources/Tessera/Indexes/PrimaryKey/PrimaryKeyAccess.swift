@@ -118,6 +118,50 @@ final class PrimaryKeyScan: RowSource {
         idOffset += id.count
         keyLengths.append(id.count)
     }
+    /// Puts the IDs in the buffer in key order (reversed for DESC), each once: sorts their
+    /// positions by the bytes, then rewrites the buffer in that order (scratch arrays and a
+    /// second buffer are kept between executions: no allocation once they are big enough).
+    private func orderKeys() {
+        let n = keyLengths.count
+        keyStarts.removeAll(keepingCapacity: true)
+        var start = 0
+        for length in keyLengths {
+            keyStarts.append(start)
+            start += length
+        }
+        keyOrder.removeAll(keepingCapacity: true)
+        keyOrder.append(contentsOf: 0..<n)
+        let base = UnsafeRawBufferPointer(idBytes)
+        func bytes(_ i: Int) -> UnsafeRawBufferPointer {
+            UnsafeRawBufferPointer(rebasing: base[keyStarts[i]..<(keyStarts[i] + keyLengths[i])])
+        }
+        keyOrder.sort { compareStoredKeys(bytes($0), bytes($1)) < 0 }
+        if plan.descending { keyOrder.reverse() }
+        if sortedBytes.count < idOffset {
+            sortedBytes.deallocate()
+            sortedBytes = .allocate(byteCount: max(idOffset, 2 * sortedBytes.count), alignment: 1)
+        }
+        sortedLengths.removeAll(keepingCapacity: true)
+        var out = 0
+        var last: UnsafeRawBufferPointer?
+        for i in keyOrder {
+            let k = bytes(i)
+            if let last, compareStoredKeys(last, k) == 0 { continue }
+            (sortedBytes.baseAddress! + out).copyMemory(from: k.baseAddress!, byteCount: k.count)
+            last = UnsafeRawBufferPointer(start: sortedBytes.baseAddress! + out, count: k.count)
+            out += k.count
+            sortedLengths.append(k.count)
+        }
+        swap(&idBytes, &sortedBytes)
+        swap(&keyLengths, &sortedLengths)
+        idOffset = out
+    }
+    /// Scratch space of `orderKeys`.
+    @exclusivity(unchecked) private var keyStarts: [Int] = []
+    @exclusivity(unchecked) private var keyOrder: [Int] = []
+    @exclusivity(unchecked) private var sortedLengths: [Int] = []
+    @exclusivity(unchecked) private var sortedBytes = UnsafeMutableRawBufferPointer.allocate(byteCount: 64, alignment: 1)
+
     /// Range scan state.
     @exclusivity(unchecked) private var cursor: KeyCursor?
     /// `cursor`, moved per row without retaining it.
@@ -168,29 +212,21 @@ final class PrimaryKeyScan: RowSource {
                 s.withUTF8 { appendKey(UnsafeRawBufferPointer($0)) }
                 return
             }
-            var ks: [[UInt8]] = []
+            // The IDs go straight into the buffer (bound slots, and rows kept for grouping,
+            // point at them until the next reset), then are put in key order.
             for (e, f) in zip(points, pointEvaluators) {
                 let v = Self.value(e, f.evaluate, ctx)
                 if plan.spread {
                     // `meta().id IN <array>`: the string elements; anything else matches nothing.
                     guard case .array(let ids)? = v else { continue }
                     guard ids.count <= KeyedPlanning.maxKeyPoints else { throw InLimits.tooMany(ids.count) }
-                    for case .string(let s) in ids where !s.isEmpty { ks.append(Array(s.utf8)) }
-                } else if case .string(let s)? = v, !s.isEmpty {
+                    for case .string(var s) in ids where !s.isEmpty { s.withUTF8 { appendKey(UnsafeRawBufferPointer($0)) } }
+                } else if case .string(var s)? = v, !s.isEmpty {
                     // No document has an empty ID (and LMDB takes no empty key).
-                    ks.append(Array(s.utf8))
+                    s.withUTF8 { appendKey(UnsafeRawBufferPointer($0)) }
                 }
             }
-            if ks.count > 1 {
-                // Several IDs: in key order (reversed for DESC), each once.
-                ks.sort(by: bytesLess)
-                var unique: [[UInt8]] = []
-                for k in ks where unique.last != k { unique.append(k) }
-                ks = plan.descending ? unique.reversed() : unique
-            }
-            // The IDs are copied where bound slots (and rows kept for grouping) point at them
-            // until the next reset.
-            for k in ks { k.withUnsafeBytes { appendKey($0) } }
+            if keyLengths.count > 1 { orderKeys() }
             return
         }
         if cursor == nil { try openCursor(ctx) }
@@ -306,5 +342,8 @@ final class PrimaryKeyScan: RowSource {
         cursor = nil
     }
 
-    deinit { idBytes.deallocate() }
+    deinit {
+        idBytes.deallocate()
+        sortedBytes.deallocate()
+    }
 }
