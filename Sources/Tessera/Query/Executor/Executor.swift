@@ -270,14 +270,20 @@ final class Executor {
             try ctx.checkInterrupt()
             let g = countedGroups!.groups[countedGroups!.next]
             countedGroups!.next += 1
-            ctx.slots[0] = SourceSlot(state: .covered, covered: g.values, coveredPaths: countedGroups!.paths)
-            if !g.id.isEmpty { ctx.slots[0].ownedID = g.id }
-            analysis?.levels[0].passed += g.count
-            for i in 0..<calls { ctx.aggregateValues[i] = .int(Int64(g.count)) }
-            if let having, Semantics.truth(having(ctx)) != .true { continue }
+            guard bindCountedGroup(g, paths: countedGroups!.paths, calls: calls) else { continue }
             if let row = try emitCurrent() { return row }
         }
         return nil
+    }
+
+    /// Binds a counted group as its first row (the index columns' values, the document ID
+    /// when kept) with its `count(*)`s; false when HAVING rejects it.
+    private func bindCountedGroup(_ g: CountedGroup, paths: [[PathComponent]], calls: Int) -> Bool {
+        ctx.slots[0] = SourceSlot(state: .covered, covered: g.values, coveredPaths: paths)
+        if !g.id.isEmpty { ctx.slots[0].ownedID = g.id }
+        analysis?.levels[0].passed += g.count
+        for i in 0..<calls { ctx.aggregateValues[i] = .int(Int64(g.count)) }
+        return having.map { Semantics.truth($0(ctx)) == .true } ?? true
     }
 
     /// The current row projected as an output row, or nil while OFFSET skips it.
@@ -441,11 +447,7 @@ final class Executor {
                     exhausted = true
                     for g in groups {
                         try ctx.checkInterrupt()
-                        ctx.slots[0] = SourceSlot(state: .covered, covered: g.values, coveredPaths: paths)
-                        ctx.slots[0].ownedID = g.id
-                        analysis?.levels[0].passed += g.count
-                        for i in calls.indices { ctx.aggregateValues[i] = .int(Int64(g.count)) }
-                        if having.map({ Semantics.truth($0(ctx)) == .true }) ?? true { accept(project()) }
+                        if bindCountedGroup(g, paths: paths, calls: calls.count) { accept(project()) }
                     }
                 }
             }
@@ -510,25 +512,10 @@ final class Executor {
                 if let having, Semantics.truth(having(ctx)) != .true { continue }
                 accept(project())
             }
-        } else if plan.query.distinct && plan.groupsDelivered,
-                  case let evaluators = columns.compactMap({ c -> Compiled? in if case .expression(let f) = c { return f } else { return nil } }),
-                  evaluators.count == columns.count {
-            // Equal rows come one after another: compare each row with the last one in place.
-            // Columns that are all index columns are equal for entries of the same covered tuple.
-            let fromTuple = prepared.plan.sources.count == 1 && prepared.plan.query.columns.allSatisfy { c in
-                if case .expression(.sourcePath(0, let p)) = c.kind { return !p.isEmpty } else { return false }
-            }
-            var lastGeneration = 0
+        } else if let evaluators = ev.groupedDistinct {
+            // Equal rows come one after another (then sorted by the ORDER BY).
             while try nextJoinedRow() {
-                let generation = fromTuple && ctx.slots[0].state == .covered ? ctx.slots[0].coveredGeneration : 0
-                if generation != 0 && generation == lastGeneration && previousDistinct != nil { continue }
-                lastGeneration = generation
-                if let previous = previousDistinct {
-                    var same = true
-                    for (i, f) in evaluators.enumerated() where f(ctx) != previous[i] { same = false; break }
-                    if same { continue }
-                }
-                accept(project())
+                if let values = try nextDistinct(evaluators) { accept(values.map(ResultCell.value)) }
             }
         } else if plan.query.distinct, !plan.query.isAggregating, plan.query.columns.count == 1, columns.count == 1,
                   case .expression(let e) = plan.query.columns[0].kind, case .sourcePath(_, let p) = e, !p.isEmpty,
@@ -623,8 +610,12 @@ final class ExecutorEvaluators: @unchecked Sendable {
     let aggregateArgs: [[Compiled]]
     let groupKeys: [Compiled]
     let having: Compiled?
-    /// DISTINCT over rows that the access path delivers grouped, wanted in no other order:
-    /// the column evaluators, and the rows stream (nil: they are materialised).
+    /// DISTINCT (without aggregates) over rows that the access path delivers grouped, every
+    /// column an expression: the column evaluators (`Executor.nextDistinct` compares each row
+    /// with the last one only).
+    let groupedDistinct: [Compiled]?
+    /// `groupedDistinct`, when the rows are wanted in that order (no ORDER BY): they stream
+    /// (nil: they are materialised and sorted).
     let distinctStreaming: [Compiled]?
     /// True when those columns are all paths of the one source (a covering entry's values).
     let distinctFromTuple: Bool
@@ -660,12 +651,12 @@ final class ExecutorEvaluators: @unchecked Sendable {
         groupKeys = plan.query.groupBy.enumerated().filter { !constant($1) }.map { compiled($1, shared.groupKeys[$0]) }
         having = plan.query.having.map { compiled($0, shared.having) }
         let evaluators = columns.compactMap { c -> Compiled? in if case .expression(let f) = c { return f } else { return nil } }
-        if plan.query.distinct, plan.groupsDelivered, !plan.query.isAggregating, plan.sort == .none, orderKeys.isEmpty,
-           evaluators.count == columns.count, !evaluators.isEmpty {
-            distinctStreaming = evaluators
+        if plan.query.distinct, plan.groupsDelivered, !plan.query.isAggregating, evaluators.count == columns.count, !evaluators.isEmpty {
+            groupedDistinct = evaluators
         } else {
-            distinctStreaming = nil
+            groupedDistinct = nil
         }
+        distinctStreaming = plan.sort == .none && orderKeys.isEmpty ? groupedDistinct : nil
         streamsGroups = plan.groupsDelivered && plan.sort == .none && orderKeys.isEmpty
             && (plan.query.distinct ? distinctStreaming != nil : !plan.query.groupBy.isEmpty)
         distinctFromTuple = plan.sources.count == 1 && plan.query.columns.allSatisfy { c in
