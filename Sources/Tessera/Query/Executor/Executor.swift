@@ -278,6 +278,7 @@ final class Executor {
 
     /// Binds a counted group as its first row (the index columns' values, the document ID
     /// when kept) with its `count(*)`s; false when HAVING rejects it.
+    @inline(__always)
     private func bindCountedGroup(_ g: CountedGroup, paths: [[PathComponent]], calls: Int) -> Bool {
         ctx.slots[0] = SourceSlot(state: .covered, covered: g.values, coveredPaths: paths)
         if !g.id.isEmpty { ctx.slots[0].ownedID = g.id }
