@@ -185,7 +185,7 @@ extension ResultSet: AsyncSequence {
 /// decodes them each time the column is read: receiving a row costs a copy of the bytes,
 /// not a decode. Read a column once into a local when you use it several times.
 public struct Result: Sendable, CustomStringConvertible {
-    let cells: [ResultCell]
+    let cells: RowCells
     /// The column names and their positions, shared by every row of a query (one reference
     /// to retain per row, not two).
     let columns: ResultColumns
@@ -195,13 +195,13 @@ public struct Result: Sendable, CustomStringConvertible {
     public var keys: [String] { columns.names }
     var index: [String: Int] { columns.index }
 
-    init(cells: [ResultCell], columns: ResultColumns) {
+    init(cells: RowCells, columns: ResultColumns) {
         self.cells = cells
         self.columns = columns
     }
 
     init(values: [Value], columns: ResultColumns) {
-        self.init(cells: values.map(ResultCell.value), columns: columns)
+        self.init(cells: RowCells(values: values), columns: columns)
     }
 
     /// The number of columns.

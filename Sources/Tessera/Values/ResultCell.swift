@@ -37,3 +37,48 @@ enum ResultCell: Sendable {
         }
     }
 }
+
+/// The cells of one output row. Rows of one or two columns — the shapes most queries
+/// return — keep their cells inline, so handing out such a row allocates nothing and
+/// releasing it frees nothing; wider rows keep an array.
+enum RowCells: Sendable, RandomAccessCollection {
+    case one(ResultCell)
+    case two(ResultCell, ResultCell)
+    case many([ResultCell])
+
+    /// The cells of `cells`, inline when there are one or two.
+    init(_ cells: [ResultCell]) {
+        switch cells.count {
+        case 1: self = .one(cells[0])
+        case 2: self = .two(cells[0], cells[1])
+        default: self = .many(cells)
+        }
+    }
+
+    /// Cells holding `values`, in order.
+    init(values: [Value]) {
+        switch values.count {
+        case 1: self = .one(.value(values[0]))
+        case 2: self = .two(.value(values[0]), .value(values[1]))
+        default: self = .many(values.map(ResultCell.value))
+        }
+    }
+
+    var startIndex: Int { 0 }
+
+    var endIndex: Int {
+        switch self {
+        case .one: return 1
+        case .two: return 2
+        case .many(let cells): return cells.count
+        }
+    }
+
+    subscript(i: Int) -> ResultCell {
+        switch self {
+        case .one(let a): return a
+        case .two(let a, let b): return i == 0 ? a : b
+        case .many(let cells): return cells[i]
+        }
+    }
+}

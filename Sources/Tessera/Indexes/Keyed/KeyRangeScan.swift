@@ -86,6 +86,22 @@ final class KeyRangeScan: RowSource {
         if !seen.isEmpty { seen.removeAll(keepingCapacity: true) }
         rangeIndex = 0
         positioned = false
+        switch plan.keys.rangeConstraint {
+        case nil, .equal?: ranges = try pointRanges(ctx)
+        default: ranges = try boundedRanges(ctx)
+        }
+        // Several ranges can meet the same document (truncated keys of different values).
+        dedupeAcrossRanges = ranges.count > 1
+        pending = []
+        cursorAtUnread = false
+        repeatsLeft = 0
+        pendingElements = []
+        skipTo = nil
+        elementGeneration = 0
+    }
+
+    /// The ranges of equality tuples followed by a range or prefix on the next column.
+    private func boundedRanges(_ ctx: ExecContext) throws -> [ScanRange] {
         // Equality tuples: the cartesian product of each column's values (one tuple when
         // each column has one value, the usual case, built without the product).
         var tuples: [[Value]]
@@ -99,17 +115,9 @@ final class KeyRangeScan: RowSource {
             tuples = t.count == equalityExprs.count ? [t] : []
         } else {
             tuples = [[]]
-            for (col, exprs) in equalityExprs.enumerated() {
+            for col in equalityExprs.indices {
                 var values: [Value] = []
-                for (i, e) in exprs.enumerated() {
-                    guard let v = evaluate(e, equalities[col][i]?.evaluate, ctx, allowNull: true) else { continue }
-                    if plan.keys.spread.contains(col) {
-                        // `x IN <array>`: each element is a key point; anything else matches nothing.
-                        if case .array(let elements) = v { values.append(contentsOf: elements) }
-                    } else {
-                        values.append(v)
-                    }
-                }
+                appendValues(ofColumn: col, ctx, to: &values)
                 guard tuples.count * values.count <= KeyedPlanning.maxKeyPoints else {
                     throw InLimits.tooMany(tuples.count * values.count)
                 }
@@ -120,15 +128,67 @@ final class KeyRangeScan: RowSource {
             evaluate(e, isLower ? lowerBound?.evaluate : upperBound?.evaluate, ctx, allowNull: false)
         }
         if plan.descending { unique.reverse() }
-        ranges = unique.map { ScanRange(exact: $0, scan: $0.clipped()) }
-        // Several ranges can meet the same document (truncated keys of different values).
-        dedupeAcrossRanges = ranges.count > 1
-        pending = []
-        cursorAtUnread = false
-        repeatsLeft = 0
-        pendingElements = []
-        skipTo = nil
-        elementGeneration = 0
+        return unique.map { ScanRange(exact: $0, scan: $0.clipped()) }
+    }
+
+    /// Appends the values equality column `col` takes in this execution: each of its
+    /// expressions' values (MISSING gives none), or for `x IN <array>` the array's elements
+    /// (anything but an array gives none).
+    private func appendValues(ofColumn col: Int, _ ctx: ExecContext, to values: inout [Value]) {
+        for (i, e) in equalityExprs[col].enumerated() {
+            guard let v = evaluate(e, equalities[col][i]?.evaluate, ctx, allowNull: true) else { continue }
+            if plan.keys.spread.contains(col) {
+                if case .array(let elements) = v { values.append(contentsOf: elements) }
+            } else {
+                values.append(v)
+            }
+        }
+    }
+
+    /// The point ranges of the equality tuples (the cartesian product of each column's
+    /// values), encoded straight into their key bytes — no tuple of values is built — in key
+    /// order (reversed for a descending scan), equal tuples (`1`, `1.0`) once.
+    private func pointRanges(_ ctx: ExecContext) throws -> [ScanRange] {
+        var keys: [[UInt8]] = [[]]
+        var values: [Value] = []
+        for col in equalityExprs.indices {
+            values.removeAll(keepingCapacity: true)
+            appendValues(ofColumn: col, ctx, to: &values)
+            guard keys.count * values.count <= KeyedPlanning.maxKeyPoints else {
+                throw InLimits.tooMany(keys.count * values.count)
+            }
+            if values.isEmpty { return [] }
+            if keys.count == 1 {
+                let prefix = keys[0]
+                keys = values.map { v in
+                    var b = prefix
+                    IndexKey.encode(v, into: &b)
+                    return b
+                }
+            } else {
+                var product: [[UInt8]] = []
+                product.reserveCapacity(keys.count * values.count)
+                for k in keys {
+                    for v in values {
+                        var b = k
+                        IndexKey.encode(v, into: &b)
+                        product.append(b)
+                    }
+                }
+                keys = product
+            }
+        }
+        if keys.count > 1 { keys.sort { $0.lexicographicallyPrecedes($1) } }
+        var out: [ScanRange] = []
+        out.reserveCapacity(keys.count)
+        for (i, lower) in keys.enumerated() where i == 0 || lower != keys[i - 1] {
+            var upper = lower
+            upper.append(IndexKey.highByte)
+            let exact = IndexKey.KeyRange(lower: lower, upper: upper)
+            out.append(ScanRange(exact: exact, scan: exact.clipped()))
+        }
+        if plan.descending { out.reverse() }
+        return out
     }
 
     /// The key ranges of the equality tuples `tuples` followed by `constraint` on the next

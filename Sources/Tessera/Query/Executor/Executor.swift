@@ -35,12 +35,12 @@ final class Executor {
     private var having: Compiled? { ev.having }
 
     // Streaming state.
-    @exclusivity(unchecked) private var buffered: [[ResultCell]]?
+    @exclusivity(unchecked) private var buffered: [RowCells]?
     @exclusivity(unchecked) private var bufferPosition = 0
     @exclusivity(unchecked) private var emitted = 0
     @exclusivity(unchecked) private var skipped = 0
     /// Streaming DISTINCT: the last row's values and covered-tuple generation.
-    @exclusivity(unchecked) private var lastDistinct: [Value]?
+    @exclusivity(unchecked) private var lastDistinct: RowCells?
     @exclusivity(unchecked) private var lastDistinctGeneration = 0
     /// Streamed counted groups: the groups, the next to return, the paths that bind a
     /// group's values.
@@ -198,13 +198,12 @@ final class Executor {
 
     /// The current row's columns. A star column keeps its document's encoded body (copied
     /// out of LMDB, so it outlives the transaction) for `Result` to decode on access.
-    private func project() -> [ResultCell] {
+    private func project() -> RowCells {
         let columns = ev.columns
-        // Rows of one or two columns as array literals: allocated at their size directly
-        // (`reserveCapacity` goes through the array's growth path, about as costly again).
+        // Rows of one or two columns keep their cells inline: nothing is allocated.
         switch columns.count {
-        case 1: return [cell(columns[0])]
-        case 2: return [cell(columns[0]), cell(columns[1])]
+        case 1: return .one(cell(columns[0]))
+        case 2: return .two(cell(columns[0]), cell(columns[1]))
         default: break
         }
         var row: [ResultCell] = []
@@ -215,7 +214,7 @@ final class Executor {
             case .star(let s): row.append(slotCell(ctx.slots + s))
             }
         }
-        return row
+        return .many(row)
     }
 
     @inline(__always)
@@ -227,7 +226,7 @@ final class Executor {
     }
 
     /// The next output row (columns in column order), or nil at the end.
-    func nextRow() throws -> [ResultCell]? {
+    func nextRow() throws -> RowCells? {
         if let limit, emitted >= limit { return nil }
         if streams {
             while try nextJoinedRow() {
@@ -248,10 +247,10 @@ final class Executor {
         if countedGroups != nil { return try nextCountedGroupRow() }
         if let evaluators = ev.distinctStreaming {
             while try nextJoinedRow() {
-                guard let values = try nextDistinct(evaluators) else { continue }
+                guard let row = try nextDistinct(evaluators) else { continue }
                 if skipped < offset { skipped += 1; continue }
                 emitted += 1
-                return values.count == 1 ? [ResultCell.value(values[0])] : values.map(ResultCell.value)
+                return row
             }
             return nil
         }
@@ -264,7 +263,7 @@ final class Executor {
 
     /// The next row of the counted groups: each group bound as its first entry (the index
     /// columns' values and document ID), its `count(*)`s set, HAVING checked.
-    private func nextCountedGroupRow() throws -> [ResultCell]? {
+    private func nextCountedGroupRow() throws -> RowCells? {
         let calls = plan.query.aggregates.count
         while countedGroups!.next < countedGroups!.groups.count {
             try ctx.checkInterrupt()
@@ -289,7 +288,7 @@ final class Executor {
 
     /// The current row projected as an output row, or nil while OFFSET skips it.
     @inline(__always)
-    private func emitCurrent() throws -> [ResultCell]? {
+    private func emitCurrent() throws -> RowCells? {
         if skipped < offset { skipped += 1; return nil }
         emitted += 1
         let row = project()
@@ -297,26 +296,32 @@ final class Executor {
         return row
     }
 
-    /// DISTINCT over rows that come grouped and need no sorting: the row's values when
-    /// they differ from the last row's (equal rows come one after another), else nil.
-    /// Columns that are all index columns are equal for entries of the same covered tuple.
-    private func nextDistinct(_ evaluators: [Compiled]) throws -> [Value]? {
+    /// DISTINCT over rows that come grouped and need no sorting: the row's cells (decoded
+    /// values) when they differ from the last row's (equal rows come one after another),
+    /// else nil. Columns that are all index columns are equal for entries of the same
+    /// covered tuple.
+    private func nextDistinct(_ evaluators: [Compiled]) throws -> RowCells? {
         let generation = ev.distinctFromTuple && ctx.slots[0].state == .covered ? ctx.slots[0].coveredGeneration : 0
         if generation != 0 && generation == lastDistinctGeneration && lastDistinct != nil { return nil }
         lastDistinctGeneration = generation
         if let previous = lastDistinct {
             var same = true
-            for (i, f) in evaluators.enumerated() where f(ctx) != previous[i] { same = false; break }
+            for (i, f) in evaluators.enumerated() where f(ctx) != previous[i].value { same = false; break }
             if same { return nil }
         }
-        let values = evaluators.map { $0(ctx) }
+        let row: RowCells
+        switch evaluators.count {
+        case 1: row = .one(.value(evaluators[0](ctx)))
+        case 2: row = .two(.value(evaluators[0](ctx)), .value(evaluators[1](ctx)))
+        default: row = .many(evaluators.map { .value($0(ctx)) })
+        }
         if let e = ctx.deferredError { throw e }
-        lastDistinct = values
-        return values
+        lastDistinct = row
+        return row
     }
 
     private struct Candidate {
-        var row: [ResultCell]
+        var row: RowCells
         var keys: [Value]
         var ordinal: Int
     }
@@ -367,7 +372,7 @@ final class Executor {
     /// from an index end, `count(*)` of the counter or of an index range), or nil when the
     /// query is not one. DISTINCT and ORDER BY do nothing to a single row; OFFSET and LIMIT
     /// still apply.
-    private func singleAggregateRow() throws -> [[ResultCell]]? {
+    private func singleAggregateRow() throws -> [RowCells]? {
         let values: [Value]
         if let shortcut = plan.aggregateShortcut, let v = try shortcutAggregates(shortcut) {
             values = v
@@ -394,7 +399,7 @@ final class Executor {
     }
 
     /// Runs the whole pipeline above the joins and returns the final rows.
-    private func materialize() throws -> [[ResultCell]] {
+    private func materialize() throws -> [RowCells] {
         if let row = try singleAggregateRow() { return row }
         var candidates: [Candidate] = []
         var heap = BoundedHeap<Candidate>(capacity: 0, less: { _, _ in false })
@@ -404,7 +409,7 @@ final class Executor {
         var seen = Set<[Value]>()
         var previousDistinct: [Value]? = nil
 
-        func accept(_ projected: [ResultCell]) {
+        func accept(_ projected: RowCells) {
             var row = projected
             if plan.query.distinct {
                 // DISTINCT compares decoded values: keep them decoded.
@@ -416,7 +421,7 @@ final class Executor {
                 } else if !seen.insert(values).inserted {
                     return
                 }
-                row = values.map(ResultCell.value)
+                row = RowCells(values: values)
             }
             let c = Candidate(row: row, keys: orderKeys.isEmpty ? [] : sortKeys(), ordinal: ordinal)
             ordinal += 1
@@ -516,7 +521,7 @@ final class Executor {
         } else if let evaluators = ev.groupedDistinct {
             // Equal rows come one after another (then sorted by the ORDER BY).
             while try nextJoinedRow() {
-                if let values = try nextDistinct(evaluators) { accept(values.map(ResultCell.value)) }
+                if let row = try nextDistinct(evaluators) { accept(row) }
             }
         } else if plan.query.distinct, !plan.query.isAggregating, plan.query.columns.count == 1, columns.count == 1,
                   case .expression(let e) = plan.query.columns[0].kind, case .sourcePath(_, let p) = e, !p.isEmpty,
