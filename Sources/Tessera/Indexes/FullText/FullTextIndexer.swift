@@ -127,14 +127,13 @@ final class FullTextIndexKind: IndexKind, @unchecked Sendable {
         if let o = oldColumns, let n = newColumns, FullTextIndexKind.sameText(o, n) { return }
         // A document entering the index (the bulk-load case) goes straight from the tokenizer
         // to the queue; edits compare old and new postings.
-        let before = oldColumns.map { terms($0) }
         guard let stats = store.statsTable else { return }
         let pending = try txn.pendingWork(for: store) { try FullTextPendingChanges(store: store, txn: txn) }
 
         let idBytes = Array(docID.utf8)
         let numberKey = FullTextPostingsCodec.documentNumberKey(idBytes)
         let number: UInt32
-        if before != nil {
+        if oldColumns != nil {
             guard let raw = try txn.get(stats, key: numberKey), raw.count == 4 else {
                 throw DatabaseError(.corrupt, "full-text index '\(definition.name)' has no number for document '\(docID)' (run an integrity check)")
             }
@@ -149,26 +148,26 @@ final class FullTextIndexKind: IndexKind, @unchecked Sendable {
             try txn.put(stats, key: FullTextPostingsCodec.documentIDKey(number), value: idBytes)
         }
 
-        if let b = before {
+        if let o = oldColumns {
+            // Old and new entries are matched by term slot (the tokenizer's term cache finds
+            // it without hashing the term): unchanged entries are not queued.
+            pending.beginReplacement()
+            let oldTokens = try tokenizer.forEachInternedEntry(for: o) { key, tokenCount, id, term, value in
+                try pending.rememberOld(key: key, termID: id, term: term, tokenCount: tokenCount, positions: value)
+            }
             pending.state.statistics.documentCount -= 1
-            pending.state.statistics.totalTokens -= b.tokens
-            var oldBodies: [ArraySlice<UInt8>: ArraySlice<UInt8>] = [:]
-            for i in 0..<b.count { oldBodies[b.term(i)] = b.body(i) }
+            pending.state.statistics.totalTokens -= oldTokens
             if let columns = newColumns {
-                let a = terms(columns)
-                pending.state.statistics.documentCount += 1
-                pending.state.statistics.totalTokens += a.tokens
-                for i in 0..<a.count {
-                    let term = a.term(i)
-                    let body = a.body(i)
-                    if let previous = oldBodies.removeValue(forKey: term), previous == body { continue }
-                    pending.add(term: term, document: number, body: body)
+                let tokens = try tokenizer.forEachInternedEntry(for: columns) { key, tokenCount, id, term, value in
+                    try pending.addReplacing(key: key, termID: id, term: term, document: number, tokenCount: tokenCount, positions: value)
                 }
+                pending.state.statistics.documentCount += 1
+                pending.state.statistics.totalTokens += tokens
             } else {
                 try txn.delete(stats, key: numberKey)
                 try txn.delete(stats, key: FullTextPostingsCodec.documentIDKey(number))
             }
-            for term in oldBodies.keys { pending.add(term: term, document: number, body: nil) }
+            pending.finishReplacement(document: number)
         } else if let columns = newColumns {
             let tokens = try tokenizer.forEachInternedEntry(for: columns) { key, tokenCount, id, term, value in
                 try pending.addInterned(key: key, termID: id, term: term, document: number, tokenCount: tokenCount, positions: value)
@@ -593,6 +592,15 @@ final class FullTextPendingChanges: PendingIndexWork {
     /// found by its ID in the tokenizer's term cache (hashing its bytes only on first sight).
     func addInterned(key: TermCacheKey, termID: Int32, term: UnsafeBufferPointer<UInt8>, document: UInt32,
                      tokenCount: Int, positions: UnsafeBufferPointer<UInt8>) throws {
+        let id = internedSlot(key: key, termID: termID, term: term)
+        let frequency = try FullTextPostingsCodec.positionCount(UnsafeRawBufferPointer(positions))
+        queue(slot: id, document: document, frequency: frequency, tokenCount: tokenCount, positions: positions)
+    }
+
+    /// The slot of a tokenizer term: by its ID in the tokenizer's term cache `key`, by its
+    /// bytes the first time that cache shows it.
+    @inline(__always)
+    private func internedSlot(key: TermCacheKey, termID: Int32, term: UnsafeBufferPointer<UInt8>) -> Int32 {
         if key != internedKey {
             internedKey = key
             internedSlots.removeAll(keepingCapacity: true)
@@ -604,8 +612,13 @@ final class FullTextPendingChanges: PendingIndexWork {
             id = slot(term)
             internedSlots[t] = id
         }
+        return id
+    }
+
+    /// Queues an entry of `document` for slot `id` (its stream while documents come in
+    /// order, else a record).
+    private func queue(slot id: Int32, document: UInt32, frequency: Int, tokenCount: Int, positions: UnsafeBufferPointer<UInt8>) {
         let i = Int(id)
-        let frequency = try FullTextPostingsCodec.positionCount(UnsafeRawBufferPointer(positions))
         postingCount += 1
         let st = streams.base + i
         if st.pointee.takes(document) {
@@ -619,6 +632,77 @@ final class FullTextPendingChanges: PendingIndexWork {
         FullTextPostingsCodec.appendVarint(UInt64(positions.count), to: &bodies)
         if let p = positions.baseAddress { bodies.append(p, count: positions.count) }
         records.append(PendingRecord(slot: id, posting: PendingPosting(document: document, start: UInt32(start), count: UInt32(bodies.count - start))))
+    }
+
+    // MARK: Replacing a document's entries
+
+    /// The entries of the document being replaced (`beginReplacement`), by slot: where its
+    /// body starts and ends in `oldBodies`, stamped with the replacement's number.
+    private struct OldEntry {
+        var replacement: UInt32 = 0
+        var start: Int32 = 0
+        var end: Int32 = 0
+        var matched = false
+    }
+    @exclusivity(unchecked) private var oldEntries: [OldEntry] = []
+    @exclusivity(unchecked) private var oldSlots: [Int32] = []
+    @exclusivity(unchecked) private var oldBodies: [UInt8] = []
+    @exclusivity(unchecked) private var scratchBody: [UInt8] = []
+    private var replacement: UInt32 = 0
+
+    /// Starts replacing a document's entries: give its old entries (`rememberOld`), then its
+    /// new ones (`addReplacing`), then `finishReplacement`. Terms are matched by slot, found
+    /// through the tokenizer's term cache: no term is hashed or copied once the cache knows it.
+    func beginReplacement() {
+        replacement &+= 1
+        if replacement == 0 {
+            // Stamps wrapped: forget every stamp so none matches by accident.
+            for k in oldEntries.indices { oldEntries[k].replacement = 0 }
+            replacement = 1
+        }
+        oldSlots.removeAll(keepingCapacity: true)
+        oldBodies.removeAll(keepingCapacity: true)
+    }
+
+    /// Remembers one entry of the old version of the document.
+    func rememberOld(key: TermCacheKey, termID: Int32, term: UnsafeBufferPointer<UInt8>, tokenCount: Int,
+                     positions: UnsafeBufferPointer<UInt8>) throws {
+        let id = internedSlot(key: key, termID: termID, term: term)
+        let i = Int(id)
+        if i >= oldEntries.count { oldEntries.append(contentsOf: repeatElement(OldEntry(), count: i - oldEntries.count + 1)) }
+        let start = oldBodies.count
+        let frequency = try FullTextPostingsCodec.positionCount(UnsafeRawBufferPointer(positions))
+        FullTextPostingsCodec.appendEntryBody(frequency: frequency, length: tokenCount, positions: UnsafeRawBufferPointer(positions), to: &oldBodies)
+        oldEntries[i] = OldEntry(replacement: replacement, start: Int32(start), end: Int32(oldBodies.count), matched: false)
+        oldSlots.append(id)
+    }
+
+    /// Queues one entry of the new version of `document` unless the old version had the same
+    /// entry (same frequency, length and positions) for the term.
+    func addReplacing(key: TermCacheKey, termID: Int32, term: UnsafeBufferPointer<UInt8>, document: UInt32,
+                      tokenCount: Int, positions: UnsafeBufferPointer<UInt8>) throws {
+        let id = internedSlot(key: key, termID: termID, term: term)
+        let i = Int(id)
+        let frequency = try FullTextPostingsCodec.positionCount(UnsafeRawBufferPointer(positions))
+        if i < oldEntries.count, oldEntries[i].replacement == replacement {
+            oldEntries[i].matched = true
+            scratchBody.removeAll(keepingCapacity: true)
+            FullTextPostingsCodec.appendEntryBody(frequency: frequency, length: tokenCount, positions: UnsafeRawBufferPointer(positions), to: &scratchBody)
+            let e = oldEntries[i]
+            if scratchBody.count == Int(e.end - e.start), oldBodies[Int(e.start)..<Int(e.end)].elementsEqual(scratchBody) { return }
+        }
+        queue(slot: id, document: document, frequency: frequency, tokenCount: tokenCount, positions: positions)
+    }
+
+    /// Queues the removal of every old entry of `document` whose term the new version does
+    /// not have.
+    func finishReplacement(document: UInt32) {
+        for id in oldSlots where !oldEntries[Int(id)].matched {
+            let i = Int(id)
+            postingCount += 1
+            leaveStream(i)
+            records.append(PendingRecord(slot: id, posting: PendingPosting(document: document, start: UInt32(bodies.count), count: UInt32.max)))
+        }
     }
 
     /// The records grouped by slot (counting sort: arrival order kept within a slot), each
@@ -726,6 +810,7 @@ final class FullTextPendingChanges: PendingIndexWork {
         streamBytes = 0
         internedKey = nil
         internedSlots = []
+        oldEntries = []
         if writeState, let stats = store.statsTable {
             try txn.put(stats, key: FullTextPostingsCodec.corpusKey, value: FullTextPostingsCodec.encodeIndexState(state))
         }
