@@ -709,32 +709,45 @@ final class FullTextPendingChanges: PendingIndexWork {
     /// group sorted by document with one change per document (the last queued).
     struct RecordGroups {
         let sorted: UnsafeMutablePointer<PendingPosting>
-        var ranges: [Int32: Range<Int>] = [:]
+        /// Per term slot, its changes in `sorted` (empty when it has none).
+        var ranges: [Range<Int>] = []
     }
 
     private func groupRecords() -> RecordGroups {
         var groups = RecordGroups(sorted: .allocate(capacity: max(records.count, 1)))
         guard records.count > 0 else { return groups }
-        var starts: [Int32: Int] = [:]
-        for i in 0..<records.count { starts[records.base[i].slot, default: 0] += 1 }
-        var offset = 0
-        var fill: [Int32: Int] = [:]
-        for slot in starts.keys.sorted() {
-            fill[slot] = offset
-            offset += starts[slot]!
-        }
+        // Term slots are dense (0..<terms.count): counts and fill positions are arrays.
+        var fill = [Int](repeating: 0, count: terms.count + 1)
+        for i in 0..<records.count { fill[Int(records.base[i].slot) + 1] += 1 }
+        for t in 0..<terms.count { fill[t + 1] += fill[t] }
         let begin = fill
         for i in 0..<records.count {
             let r = records.base[i]
-            groups.sorted[fill[r.slot]!] = r.posting
-            fill[r.slot]! += 1
+            groups.sorted[fill[Int(r.slot)]] = r.posting
+            fill[Int(r.slot)] += 1
         }
-        for (slot, start) in begin {
+        groups.ranges = Array(repeating: 0..<0, count: terms.count)
+        // Each slot's changes by document, arrival order kept among a document's changes
+        // (sort keys: document ‖ arrival), then the last change of each document kept.
+        var order: [UInt64] = []
+        var scratch: [PendingPosting] = []
+        for t in 0..<terms.count where begin[t + 1] > begin[t] {
+            let start = begin[t], n = begin[t + 1] - start
             let base = groups.sorted + start
-            let n = starts[slot]!
-            let list = UnsafeBufferPointer(start: base, count: n).enumerated()
-                .sorted { ($0.element.document, $0.offset) < ($1.element.document, $1.offset) }
-            for (i, e) in list.enumerated() { base[i] = e.element }
+            if n > 1 {
+                order.removeAll(keepingCapacity: true)
+                var ascending = true
+                for i in 0..<n {
+                    order.append(UInt64(base[i].document) << 32 | UInt64(i))
+                    if i > 0 && base[i].document < base[i - 1].document { ascending = false }
+                }
+                if !ascending {
+                    order.sort()
+                    scratch.removeAll(keepingCapacity: true)
+                    for i in 0..<n { scratch.append(base[i]) }
+                    for (i, key) in order.enumerated() { base[i] = scratch[Int(key & 0xFFFF_FFFF)] }
+                }
+            }
             var kept = 0
             for i in 0..<n {
                 if kept > 0 && base[kept - 1].document == base[i].document {
@@ -744,7 +757,7 @@ final class FullTextPendingChanges: PendingIndexWork {
                     kept += 1
                 }
             }
-            groups.ranges[slot] = start..<(start + kept)
+            groups.ranges[t] = start..<(start + kept)
         }
         return groups
     }
@@ -753,7 +766,8 @@ final class FullTextPendingChanges: PendingIndexWork {
     private func changes(of slot: Int32, _ groups: RecordGroups) -> [(UInt32, UnsafeRawBufferPointer?)] {
         let i = Int(slot)
         if streams.base[i].active { return streamEntries(streams.base[i]).map { ($0.0, $0.1) } }
-        guard let range = groups.ranges[slot] else { return [] }
+        guard i < groups.ranges.count, !groups.ranges[i].isEmpty else { return [] }
+        let range = groups.ranges[i]
         return UnsafeBufferPointer(start: groups.sorted + range.lowerBound, count: range.count).map { p in
             (p.document, p.isRemoval ? nil : UnsafeRawBufferPointer(start: bodies.base + Int(p.start), count: Int(p.count)))
         }
