@@ -46,6 +46,9 @@ struct KeyOnlyPathTests {
         "SELECT city, count(*) AS n FROM h GROUP BY city HAVING count(*) > 30",
         "SELECT city, type, count(*) AS n, count(*) * 2 AS m FROM h GROUP BY city, type",
         "SELECT type, count(*) AS n FROM h WHERE city = 'c1' GROUP BY type",
+        // DISTINCT rows built straight from the counted groups' values.
+        "SELECT DISTINCT type, city FROM h",
+        "SELECT DISTINCT city AS c, city AS d, type FROM h",
     ]
 
     @Test("rows equal the plain path's", arguments: [UInt64(5), 9])
@@ -150,6 +153,32 @@ struct KeyOnlyPathTests {
             }
             // Run again on the reused executor: the same rows.
             #expect(try resultRows(db, sql) == all, "\(sql)")
+        }
+    }
+
+    /// DISTINCT of index columns (in any order, repeated, renamed) takes its rows from the
+    /// counted groups' values, without binding or evaluating; columns that are not index
+    /// columns, or a HAVING, take the bound path. Both give the plain path's rows, on reused
+    /// executors too.
+    @Test("DISTINCT of index columns is built from the counted groups")
+    func distinctFromCountedGroups() throws {
+        let a = try Self.database(indexes: true, seed: 4), b = try Self.database(indexes: false, seed: 4)
+        defer { try? a.close(); try? b.close() }
+        let cases: [(String, [Int]?)] = [
+            ("SELECT DISTINCT city FROM h", [0]),
+            ("SELECT DISTINCT type, city FROM h", [1, 0]),
+            ("SELECT DISTINCT city AS c, type, city AS d FROM h", nil), // not planned as counted groups
+            ("SELECT DISTINCT city, TOSTRING(city) AS t FROM h", nil),
+            ("SELECT DISTINCT city, price FROM h", nil),
+        ]
+        for (sql, positions) in cases {
+            let q = try a.createQuery(sql)
+            let (prepared, _) = try q.prepare()
+            #expect(prepared.evaluators?.countedGroupColumns == positions, "\(sql)")
+            for _ in 0..<3 { try expectSameRows(a, b, [sql]) }
+            let rows = try q.execute().allResults().map { $0.toJSON() }
+            #expect(try q.execute().allResults().map { $0.toJSON() } == rows, "\(sql): a reused executor")
+            #expect(rows.count > 5, "\(sql)")
         }
     }
 }

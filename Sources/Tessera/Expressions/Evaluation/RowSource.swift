@@ -20,17 +20,60 @@ class RowSource {
     /// For `GROUP BY` the first `columns` index expressions with only `count(*)`: the groups
     /// of the rows left in key order, each with its first row's document ID and values and its
     /// number of rows, counted without binding each row (without `ids`, the IDs are left
-    /// empty: DISTINCT reads none). Nil (having read nothing that `reset` does not undo)
-    /// when this source cannot count so; the default cannot.
-    func groupCounts(_ ctx: ExecContext, columns: Int, ids: Bool = true) throws -> [CountedGroup]? { nil }
+    /// empty: DISTINCT reads none), written into `groups` (emptied first, its storage kept).
+    /// False (having read nothing that `reset` does not undo) when this source cannot count
+    /// so; the default cannot.
+    func groupCounts(_ ctx: ExecContext, columns: Int, ids: Bool = true, into groups: inout CountedGroups) throws -> Bool { false }
 }
 
-/// One group of `RowSource.groupCounts`: the first row's document ID and index values (all of
-/// the entry's, the group's first `columns` first), and how many rows the group has.
-struct CountedGroup {
-    var id: [UInt8]
-    var values: [Value]
-    var count: Int
+/// The groups of `RowSource.groupCounts`, one after another in flat storage (no array per
+/// group): each group's first row's index values (all of the entry's, the group's first
+/// `columns` first) and document ID, and how many rows the group has.
+struct CountedGroups {
+    private(set) var values: [Value] = []
+    private var valueEnds: [Int] = []
+    private var idBytes: [UInt8] = []
+    private var idEnds: [Int] = []
+    private(set) var counts: [Int] = []
+
+    var count: Int { counts.count }
+
+    /// Empties the groups, keeping the storage for the next execution.
+    mutating func removeAll() {
+        values.removeAll(keepingCapacity: true)
+        valueEnds.removeAll(keepingCapacity: true)
+        idBytes.removeAll(keepingCapacity: true)
+        idEnds.removeAll(keepingCapacity: true)
+        counts.removeAll(keepingCapacity: true)
+    }
+
+    /// Starts a group whose values were just appended to `values` (`appendValues`).
+    mutating func close(id: UnsafeRawBufferPointer) {
+        valueEnds.append(values.count)
+        idBytes.append(contentsOf: id)
+        idEnds.append(idBytes.count)
+        counts.append(1)
+    }
+
+    /// Appends values of a group being started (`close` ends it).
+    mutating func withValues<R>(_ body: (inout [Value]) throws -> R) rethrows -> R { try body(&values) }
+
+    /// Drops values appended after the last group (a group not started after all).
+    mutating func dropOpenValues() {
+        values.removeSubrange((valueEnds.last ?? 0)...)
+    }
+
+    /// One more row for the last group.
+    mutating func countRow() { counts[counts.count - 1] += 1 }
+
+    /// Where group `g`'s values are in `values`.
+    func valueRange(_ g: Int) -> Range<Int> { (g == 0 ? 0 : valueEnds[g - 1])..<valueEnds[g] }
+
+    /// Group `g`'s first row's document ID (empty when IDs were not kept).
+    func id(_ g: Int) -> ArraySlice<UInt8> { idBytes[(g == 0 ? 0 : idEnds[g - 1])..<idEnds[g]] }
+
+    /// The number of rows of all groups.
+    var rows: Int { counts.reduce(0, +) }
 }
 
 /// Looks documents up by ID (used by index scans).

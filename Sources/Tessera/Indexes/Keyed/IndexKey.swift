@@ -476,6 +476,19 @@ enum IndexKey {
         return out
     }
 
+    /// Decodes a complete tuple encoding held in borrowed memory, appending its values to
+    /// `out`; returns how many it appended (on a throw, `out` may hold some of them).
+    /// - Throws: ``DecodingError`` for bytes that are not a complete tuple encoding.
+    static func decode(_ bytes: UnsafeRawBufferPointer, appendingTo out: inout [Value]) throws(DecodingError) -> Int {
+        var r = Reader(bytes: bytes)
+        var n = 0
+        while r.position < bytes.count {
+            out.append(try r.value())
+            n += 1
+        }
+        return n
+    }
+
     struct Reader {
         let bytes: UnsafeRawBufferPointer
         var position = 0

@@ -434,11 +434,11 @@ final class KeyRangeScan: RowSource {
     /// scan over one range, in key order). Nil, with the cursor left for `reset` to put back,
     /// as soon as an entry would need its document (a truncated key or an inexact entry) or
     /// the scan is not of that shape.
-    override func groupCounts(_ ctx: ExecContext, columns k: Int, ids: Bool = true) throws -> [CountedGroup]? {
+    override func groupCounts(_ ctx: ExecContext, columns k: Int, ids: Bool = true, into groups: inout CountedGroups) throws -> Bool {
         guard let cursor, coveredPaths != nil, plan.arraySources.isEmpty, !plan.descending, plan.skipColumns == nil,
-              ranges.count == 1, !positioned, rangeIndex == 0, pending.isEmpty, k >= 1 else { return nil }
+              ranges.count == 1, !positioned, rangeIndex == 0, pending.isEmpty, k >= 1 else { return false }
         let exact = ranges[0].exact, scan = ranges[0].scan
-        var groups: [CountedGroup] = []
+        groups.removeAll()
         // The encoded leading values of the current group: its entries' keys start with them.
         var prefix: [UInt8] = []
         prefix.reserveCapacity(64)
@@ -456,8 +456,8 @@ final class KeyRangeScan: RowSource {
                 default: gaveUp = true; return false
                 }
             }
-            if !groups.isEmpty && prefix.count <= tupleLength && keyHasPrefix(key, prefix) {
-                groups[groups.count - 1].count += 1
+            if groups.count > 0 && prefix.count <= tupleLength && keyHasPrefix(key, prefix) {
+                groups.countRow()
                 return true
             }
             // A new group: the end of its first `k` values, found in place.
@@ -467,21 +467,27 @@ final class KeyRangeScan: RowSource {
                 guard let e = IndexKey.componentEnd(tuple, from: end) else { gaveUp = true; return false }
                 end = e
             }
-            guard let values = try? IndexKey.decode(tuple), values.count >= k else { gaveUp = true; return false }
+            let decoded = groups.withValues { values in (try? IndexKey.decode(tuple, appendingTo: &values)) ?? -1 }
+            guard decoded >= k else { gaveUp = true; return false }
             prefix.removeAll(keepingCapacity: true)
             prefix.append(contentsOf: tuple[0..<end])
             // The encoding is canonical; values equal but encoded apart (the executor
             // compares the values) would still make one group.
-            if let last = groups.last, (0..<k).allSatisfy({ last.values[$0] == values[$0] }) {
-                groups[groups.count - 1].count += 1
-            } else {
-                groups.append(CountedGroup(id: ids ? Array(key[(n - 3 - idLength)..<(n - 3)]) : [], values: values, count: 1))
+            if groups.count > 0 {
+                let last = groups.valueRange(groups.count - 1).lowerBound
+                let new = groups.values.count - decoded
+                if (0..<k).allSatisfy({ groups.values[last + $0] == groups.values[new + $0] }) {
+                    groups.dropOpenValues()
+                    groups.countRow()
+                    return true
+                }
             }
+            groups.close(id: ids ? UnsafeRawBufferPointer(rebasing: key[(n - 3 - idLength)..<(n - 3)]) : UnsafeRawBufferPointer(start: nil, count: 0))
             return true
         }
-        if gaveUp { return nil }
+        if gaveUp { groups.removeAll(); return false }
         rangeIndex = ranges.count
-        return groups
+        return true
     }
 
     /// Binds the first row of a covering array-index entry: the collection slot to the

@@ -84,10 +84,10 @@ final class AnalyzedRowSource: RowSource {
         return n
     }
 
-    override func groupCounts(_ ctx: ExecContext, columns: Int, ids: Bool = true) throws -> [CountedGroup]? {
-        guard let groups = try measured({ try inner.groupCounts(ctx, columns: columns, ids: ids) }) else { return nil }
-        analysis.levels[level].rows += groups.reduce(0) { $0 + $1.count }
-        return groups
+    override func groupCounts(_ ctx: ExecContext, columns: Int, ids: Bool = true, into groups: inout CountedGroups) throws -> Bool {
+        guard try measured({ try inner.groupCounts(ctx, columns: columns, ids: ids, into: &groups) }) else { return false }
+        analysis.levels[level].rows += groups.rows
+        return true
     }
 
     override func close() { inner.close() }

@@ -44,7 +44,9 @@ final class Executor {
     @exclusivity(unchecked) private var lastDistinctGeneration = 0
     /// Streamed counted groups: the groups, the next to return, the paths that bind a
     /// group's values.
-    @exclusivity(unchecked) private var countedGroups: (groups: [CountedGroup], next: Int, paths: [[PathComponent]])?
+    @exclusivity(unchecked) private var countedGroups: (next: Int, paths: [[PathComponent]])?
+    /// The groups `countedGroups` hands out (storage kept between executions).
+    @exclusivity(unchecked) private var groups = CountedGroups()
     private let limit: Int?
     private let offset: Int
 
@@ -102,6 +104,8 @@ final class Executor {
 
     func close() {
         for l in levels { l.close() }
+        // Counted groups: small storage is kept for the next execution, a large one freed.
+        if groups.values.count > 1 << 14 { groups = CountedGroups() } else { groups.removeAll() }
     }
 
     /// True if this executor can run its plan again (`rearm`) once closed: nothing it holds
@@ -238,10 +242,10 @@ final class Executor {
         // DISTINCT), wanted in key order: one row per group as it is read, nothing buffered.
         if ev.streamsGroups, buffered == nil, limit == nil, !started, let (k, paths) = prepared.countedGroups {
             try levels[0].reset(ctx)
-            if let groups = try levels[0].groupCounts(ctx, columns: k, ids: !plan.query.distinct) {
+            if try levels[0].groupCounts(ctx, columns: k, ids: !plan.query.distinct, into: &groups) {
                 started = true
                 exhausted = true
-                countedGroups = (groups, 0, paths)
+                countedGroups = (0, paths)
             }
         }
         if countedGroups != nil { return try nextCountedGroupRow() }
@@ -264,10 +268,28 @@ final class Executor {
     /// The next row of the counted groups: each group bound as its first entry (the index
     /// columns' values and document ID), its `count(*)`s set, HAVING checked.
     private func nextCountedGroupRow() throws -> RowCells? {
+        if let positions = ev.countedGroupColumns {
+            // DISTINCT of index columns: the row is the group's values.
+            while countedGroups!.next < groups.count {
+                try ctx.checkInterrupt()
+                let g = countedGroups!.next
+                countedGroups!.next += 1
+                analysis?.levels[0].passed += groups.counts[g]
+                if skipped < offset { skipped += 1; continue }
+                emitted += 1
+                let first = groups.valueRange(g).lowerBound
+                switch positions.count {
+                case 1: return .one(.value(groups.values[first + positions[0]]))
+                case 2: return .two(.value(groups.values[first + positions[0]]), .value(groups.values[first + positions[1]]))
+                default: return .many(positions.map { .value(groups.values[first + $0]) })
+                }
+            }
+            return nil
+        }
         let calls = plan.query.aggregates.count
-        while countedGroups!.next < countedGroups!.groups.count {
+        while countedGroups!.next < groups.count {
             try ctx.checkInterrupt()
-            let g = countedGroups!.groups[countedGroups!.next]
+            let g = countedGroups!.next
             countedGroups!.next += 1
             guard bindCountedGroup(g, paths: countedGroups!.paths, calls: calls) else { continue }
             if let row = try emitCurrent() { return row }
@@ -275,14 +297,16 @@ final class Executor {
         return nil
     }
 
-    /// Binds a counted group as its first row (the index columns' values, the document ID
+    /// Binds counted group `g` as its first row (the index columns' values, the document ID
     /// when kept) with its `count(*)`s; false when HAVING rejects it.
     @inline(__always)
-    private func bindCountedGroup(_ g: CountedGroup, paths: [[PathComponent]], calls: Int) -> Bool {
-        ctx.slots[0] = SourceSlot(state: .covered, covered: g.values, coveredPaths: paths)
-        if !g.id.isEmpty { ctx.slots[0].ownedID = g.id }
-        analysis?.levels[0].passed += g.count
-        for i in 0..<calls { ctx.aggregateValues[i] = .int(Int64(g.count)) }
+    private func bindCountedGroup(_ g: Int, paths: [[PathComponent]], calls: Int) -> Bool {
+        ctx.slots[0] = SourceSlot(state: .covered, covered: Array(groups.values[groups.valueRange(g)]), coveredPaths: paths)
+        let id = groups.id(g)
+        if !id.isEmpty { ctx.slots[0].ownedID = Array(id) }
+        let count = groups.counts[g]
+        analysis?.levels[0].passed += count
+        for i in 0..<calls { ctx.aggregateValues[i] = .int(Int64(count)) }
         return having.map { Semantics.truth($0(ctx)) == .true } ?? true
     }
 
@@ -448,10 +472,10 @@ final class Executor {
                 // Only count(*)s of groups of index columns: the scan counts each group's
                 // entries; each group is then bound as its first row, as below.
                 try levels[0].reset(ctx)
-                if let groups = try levels[0].groupCounts(ctx, columns: k) {
+                if try levels[0].groupCounts(ctx, columns: k, into: &groups) {
                     started = true
                     exhausted = true
-                    for g in groups {
+                    for g in 0..<groups.count {
                         try ctx.checkInterrupt()
                         if bindCountedGroup(g, paths: paths, calls: calls.count) { accept(project()) }
                     }
@@ -628,6 +652,10 @@ final class ExecutorEvaluators: @unchecked Sendable {
     /// Groups (GROUP BY, or DISTINCT) that the access path delivers are wanted in that order
     /// (no ORDER BY to sort by): counted groups (`PreparedPlan.countedGroups`) stream.
     let streamsGroups: Bool
+    /// DISTINCT of index columns read as counted groups, every result column one of the
+    /// group's index expressions: each column's position in the group's values (the rows are
+    /// built from them, nothing bound or evaluated). Nil otherwise.
+    let countedGroupColumns: [Int]?
 
     init(plan: QueryPlan, shared: SharedEvaluators, parameters: [String: Value]) {
         func compiled(_ e: BoundExpr, _ once: Compiled?) -> Compiled {
@@ -668,5 +696,16 @@ final class ExecutorEvaluators: @unchecked Sendable {
         distinctFromTuple = plan.sources.count == 1 && plan.query.columns.allSatisfy { c in
             if case .expression(.sourcePath(0, let p)) = c.kind { return !p.isEmpty } else { return false }
         }
+        var positions: [Int]? = nil
+        if streamsGroups, plan.query.distinct, plan.query.aggregates.isEmpty, plan.query.having == nil,
+           let (k, paths) = PreparedPlan.countedGroups(plan) {
+            positions = []
+            for c in plan.query.columns {
+                guard case .expression(.sourcePath(0, let p)) = c.kind, !p.isEmpty,
+                      let j = paths.prefix(k).firstIndex(of: p) else { positions = nil; break }
+                positions!.append(j)
+            }
+        }
+        countedGroupColumns = positions
     }
 }
