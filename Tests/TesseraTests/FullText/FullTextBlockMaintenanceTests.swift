@@ -194,4 +194,45 @@ struct FullTextBlockMaintenanceTests {
         #expect(try Self.query(db, "SELECT meta().id AS id FROM docs WHERE match(ft2, $q)", "cedar") == ["b"])
         #expect(try db.performMaintenance(.integrityCheck).isOK)
     }
+
+    /// One transaction with more distinct words than the tokenizer's term cache keeps
+    /// (`TokenizerWorkspace.maxCachedWords`): the cache is emptied mid-transaction, so the
+    /// queued changes meet the same terms under a second cache; each term must still be
+    /// written once, with every document, for new documents and for edits.
+    @Test func aTransactionOutgrowsTheTermCache() throws {
+        let (db, coll) = try temporaryDocsDatabase()
+        defer { try? db.close() }
+        try coll.createIndex(withName: "ft", config: FullTextIndexConfiguration(["body"], language: ""))
+        let perDocument = 100
+        let documents = TokenizerWorkspace.maxCachedWords / perDocument + 40
+        func word(_ n: Int) -> String {
+            // Distinct letters-only words: base 26 of n.
+            var n = n, out = "w"
+            repeat { out.append(Character(UnicodeScalar(UInt8(97 + n % 26)))); n /= 26 } while n > 0
+            return out
+        }
+        func body(_ d: Int, edited: Bool) -> String {
+            let own = (0..<perDocument).map { word(d * perDocument + $0) }
+            return (["common", d % 2 == 0 ? "even" : "odd", edited ? "edited" : "fresh"] + own).joined(separator: " ")
+        }
+        try db.inBatch {
+            for d in 0..<documents { try coll.save(id: "d\(d)", properties: ["body": .string(body(d, edited: false))]) }
+        }
+        // Edits of every third document, in one transaction that outgrows the cache again.
+        try db.inBatch {
+            for d in stride(from: 0, to: documents, by: 3) { try coll.save(id: "d\(d)", properties: ["body": .string(body(d, edited: true))]) }
+        }
+        func count(_ q: String) throws -> Int {
+            try db.createQuery("SELECT count(*) AS n FROM docs WHERE match(ft, '\(q)')").execute().next()?.int(forKey: "n") ?? -1
+        }
+        let edited = (documents + 2) / 3
+        #expect(try count("common") == documents)
+        #expect(try count("even") == (documents + 1) / 2)
+        #expect(try count("edited") == edited)
+        #expect(try count("fresh") == documents - edited)
+        #expect(try count(word(0)) == 1)
+        #expect(try count(word((documents - 1) * perDocument + 7)) == 1)
+        let report = try db.performMaintenance(.integrityCheck)
+        #expect(report.isOK, "\(report)")
+    }
 }

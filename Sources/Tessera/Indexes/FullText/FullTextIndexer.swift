@@ -527,6 +527,7 @@ final class FullTextPendingChanges: PendingIndexWork {
 
     /// The slot of a term, created on first sight.
     private func slot(_ term: some Swift.Collection<UInt8>) -> Int32 {
+        indexTerms()
         let t = Array(term)
         if let existing = termIndex[t] { return existing }
         let id = Int32(terms.count)
@@ -534,6 +535,39 @@ final class FullTextPendingChanges: PendingIndexWork {
         terms.append(t)
         streams.append(TermStream())
         return id
+    }
+
+    /// While every slot came from one tokenizer term cache (`soleKey`), its term IDs are
+    /// distinct terms: a new slot needs no lookup by bytes, and `termIndex` is built only
+    /// once terms arrive another way (`indexTerms`).
+    private var soleKey: TermCacheKey?
+    private var termsIndexed = true
+
+    /// Fills `termIndex` with the slots made without it.
+    private func indexTerms() {
+        guard !termsIndexed else { return }
+        termsIndexed = true
+        for (i, t) in terms.enumerated() { termIndex[t] = Int32(i) }
+    }
+
+    /// The slot of a term first seen in the tokenizer term cache `key`.
+    private func newInternedSlot(key: TermCacheKey, term: UnsafeBufferPointer<UInt8>) -> Int32 {
+        if terms.isEmpty && termIndex.isEmpty {
+            soleKey = key
+            termsIndexed = false
+        }
+        guard !termsIndexed, key == soleKey else { return slot(term) }
+        let id = Int32(terms.count)
+        terms.append(Array(term))
+        streams.append(TermStream())
+        return id
+    }
+
+    /// Slot numbers in their terms' byte order.
+    private func slotsInTermOrder() -> [Int] {
+        terms.indices.sorted { a, b in
+            terms[a].withUnsafeBytes { x in terms[b].withUnsafeBytes { y in compareStoredKeys(x, y) < 0 } }
+        }
     }
 
     /// The entries of a slot's stream: (document, body).
@@ -609,7 +643,7 @@ final class FullTextPendingChanges: PendingIndexWork {
         if t >= internedSlots.count { internedSlots.append(contentsOf: repeatElement(-1, count: t - internedSlots.count + 1)) }
         var id = internedSlots[t]
         if id < 0 {
-            id = slot(term)
+            id = newInternedSlot(key: key, term: term)
             internedSlots[t] = id
         }
         return id
@@ -778,7 +812,7 @@ final class FullTextPendingChanges: PendingIndexWork {
     func forEachTerm(_ body: (_ term: [UInt8], _ changes: [(UInt32, UnsafeRawBufferPointer?)]) throws -> Void) rethrows {
         let groups = groupRecords()
         defer { groups.sorted.deallocate() }
-        for t in terms.indices.sorted(by: { terms[$0].lexicographicallyPrecedes(terms[$1]) }) {
+        for t in slotsInTermOrder() {
             let list = changes(of: Int32(t), groups)
             if !list.isEmpty { try body(terms[t], list) }
         }
@@ -798,7 +832,7 @@ final class FullTextPendingChanges: PendingIndexWork {
             try txn.withCursor(table) { cursor in
                 var writer = BlockWriter(txn: txn, table: table, append: empty)
                 defer { writer.deallocate() }
-                for t in terms.indices.sorted(by: { terms[$0].lexicographicallyPrecedes(terms[$1]) }) {
+                for t in slotsInTermOrder() {
                     if empty && streams.base[t].active {
                         // A new table and a term in stream form: cut the stream into blocks.
                         try writer.writeStream(term: terms[t], streams.base[t].bytes)
@@ -817,6 +851,8 @@ final class FullTextPendingChanges: PendingIndexWork {
         release()
         termIndex = [:]
         terms = []
+        soleKey = nil
+        termsIndexed = true
         streams = UnsafeGrowableBuffer<TermStream>(capacity: 256)
         records = UnsafeGrowableBuffer<PendingRecord>(capacity: 64)
         bodies = UnsafeGrowableBuffer<UInt8>(capacity: 1 << 10)
