@@ -47,7 +47,7 @@ struct CountedGroups {
         counts.removeAll(keepingCapacity: true)
     }
 
-    /// Starts a group whose values were just appended to `values` (`appendValues`).
+    /// Starts a group whose values were just appended to `values` (`withValues`).
     mutating func close(id: UnsafeRawBufferPointer) {
         valueEnds.append(values.count)
         idBytes.append(contentsOf: id)

@@ -123,34 +123,59 @@ final class PrimaryKeyScan: RowSource {
     /// second buffer are kept between executions: no allocation once they are big enough).
     private func orderKeys() {
         let n = keyLengths.count
-        keyStarts.removeAll(keepingCapacity: true)
-        var start = 0
-        for length in keyLengths {
-            keyStarts.append(start)
-            start += length
+        if keyStarts.count < n {
+            keyStarts.append(contentsOf: repeatElement(0, count: n - keyStarts.count))
+            keyOrder.append(contentsOf: repeatElement(0, count: n - keyOrder.count))
         }
-        keyOrder.removeAll(keepingCapacity: true)
-        keyOrder.append(contentsOf: 0..<n)
-        let base = UnsafeRawBufferPointer(idBytes)
-        func bytes(_ i: Int) -> UnsafeRawBufferPointer {
-            UnsafeRawBufferPointer(rebasing: base[keyStarts[i]..<(keyStarts[i] + keyLengths[i])])
-        }
-        keyOrder.sort { compareStoredKeys(bytes($0), bytes($1)) < 0 }
-        if plan.descending { keyOrder.reverse() }
         if sortedBytes.count < idOffset {
             sortedBytes.deallocate()
             sortedBytes = .allocate(byteCount: max(idOffset, 2 * sortedBytes.count), alignment: 1)
         }
         sortedLengths.removeAll(keepingCapacity: true)
+        let base = UnsafeRawPointer(idBytes.baseAddress!)
+        let descending = plan.descending
         var out = 0
-        var last: UnsafeRawBufferPointer?
-        for i in keyOrder {
-            let k = bytes(i)
-            if let last, compareStoredKeys(last, k) == 0 { continue }
-            (sortedBytes.baseAddress! + out).copyMemory(from: k.baseAddress!, byteCount: k.count)
-            last = UnsafeRawBufferPointer(start: sortedBytes.baseAddress! + out, count: k.count)
-            out += k.count
-            sortedLengths.append(k.count)
+        keyLengths.withUnsafeBufferPointer { lengths in
+            keyStarts.withUnsafeMutableBufferPointer { starts in
+                keyOrder.withUnsafeMutableBufferPointer { order in
+                    var start = 0
+                    for i in 0..<n {
+                        starts[i] = start
+                        start += lengths[i]
+                        order[i] = i
+                    }
+                    @inline(__always) func key(_ i: Int) -> UnsafeRawBufferPointer {
+                        UnsafeRawBufferPointer(start: base + starts[i], count: lengths[i])
+                    }
+                    if n <= 16 {
+                        // A few IDs (the usual IN list): an insertion sort, without the
+                        // general sort's setup.
+                        for i in 1..<max(n, 1) {
+                            let x = order[i]
+                            var j = i
+                            while j > 0 && compareStoredKeys(key(x), key(order[j - 1])) < 0 {
+                                order[j] = order[j - 1]
+                                j -= 1
+                            }
+                            order[j] = x
+                        }
+                    } else {
+                        var part = UnsafeMutableBufferPointer(rebasing: order[0..<n])
+                        part.sort { compareStoredKeys(key($0), key($1)) < 0 }
+                    }
+                    var last: UnsafeRawBufferPointer?
+                    for k in 0..<n {
+                        let i = order[descending ? n - 1 - k : k]
+                        let bytes = key(i)
+                        if let last, compareStoredKeys(last, bytes) == 0 { continue }
+                        let to = sortedBytes.baseAddress! + out
+                        if bytes.count > 0 { to.copyMemory(from: bytes.baseAddress!, byteCount: bytes.count) }
+                        last = UnsafeRawBufferPointer(start: to, count: bytes.count)
+                        out += bytes.count
+                        sortedLengths.append(bytes.count)
+                    }
+                }
+            }
         }
         swap(&idBytes, &sortedBytes)
         swap(&keyLengths, &sortedLengths)

@@ -105,7 +105,7 @@ final class Executor {
     func close() {
         for l in levels { l.close() }
         // Counted groups: small storage is kept for the next execution, a large one freed.
-        if groups.values.count > 1 << 14 { groups = CountedGroups() } else { groups.removeAll() }
+        if groups.values.count > 1 << 14 { groups = CountedGroups() } else if groups.count > 0 { groups.removeAll() }
     }
 
     /// True if this executor can run its plan again (`rearm`) once closed: nothing it holds
