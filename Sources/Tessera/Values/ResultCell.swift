@@ -57,10 +57,16 @@ enum RowCells: Sendable, RandomAccessCollection {
 
     /// Cells holding `values`, in order.
     init(values: [Value]) {
-        switch values.count {
-        case 1: self = .one(.value(values[0]))
-        case 2: self = .two(.value(values[0]), .value(values[1]))
-        default: self = .many(values.map(ResultCell.value))
+        self.init(count: values.count) { .value(values[$0]) }
+    }
+
+    /// `count` cells, the `i`th made by `cell(i)` (inline when there are one or two).
+    @inline(__always)
+    init(count: Int, _ cell: (Int) -> ResultCell) {
+        switch count {
+        case 1: self = .one(cell(0))
+        case 2: self = .two(cell(0), cell(1))
+        default: self = .many((0..<count).map(cell))
         }
     }
 

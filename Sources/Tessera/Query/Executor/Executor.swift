@@ -278,11 +278,7 @@ final class Executor {
                 if skipped < offset { skipped += 1; continue }
                 emitted += 1
                 let first = groups.valueRange(g).lowerBound
-                switch positions.count {
-                case 1: return .one(.value(groups.values[first + positions[0]]))
-                case 2: return .two(.value(groups.values[first + positions[0]]), .value(groups.values[first + positions[1]]))
-                default: return .many(positions.map { .value(groups.values[first + $0]) })
-                }
+                return RowCells(count: positions.count) { .value(groups.values[first + positions[$0]]) }
             }
             return nil
         }
@@ -333,12 +329,7 @@ final class Executor {
             for (i, f) in evaluators.enumerated() where f(ctx) != previous[i].value { same = false; break }
             if same { return nil }
         }
-        let row: RowCells
-        switch evaluators.count {
-        case 1: row = .one(.value(evaluators[0](ctx)))
-        case 2: row = .two(.value(evaluators[0](ctx)), .value(evaluators[1](ctx)))
-        default: row = .many(evaluators.map { .value($0(ctx)) })
-        }
+        let row = RowCells(count: evaluators.count) { .value(evaluators[$0](ctx)) }
         if let e = ctx.deferredError { throw e }
         lastDistinct = row
         return row
