@@ -284,12 +284,15 @@ extension IndexKey {
 
     /// Appends UTF-8 bytes with `00` escaped as `00 FF`, then the terminator `00 00`.
     static func appendEscaped(utf8 p: UnsafeRawBufferPointer, into out: inout [UInt8]) {
-        if !p.contains(0) {
-            out.append(contentsOf: p)
-        } else {
-            for b in p {
-                out.append(b)
-                if b == 0 { out.append(highByte) }
+        if let base = p.baseAddress, p.count > 0 {
+            if memchr(base, 0, p.count) == nil {
+                // The usual case: one copy (a typed buffer appends with memcpy).
+                out.append(contentsOf: UnsafeBufferPointer(start: base.assumingMemoryBound(to: UInt8.self), count: p.count))
+            } else {
+                for b in p {
+                    out.append(b)
+                    if b == 0 { out.append(highByte) }
+                }
             }
         }
         out.append(0)
