@@ -604,22 +604,27 @@ final class FullTextPendingChanges: PendingIndexWork {
     /// Queues a document's new entry for a term (nil body: the document loses the term).
     func add(term: ArraySlice<UInt8>, document: UInt32, body: ArraySlice<UInt8>?) {
         let id = slot(term)
+        guard let body else { return queueRemoval(slot: id, document: document) }
         let i = Int(id)
         postingCount += 1
         let st = streams.base + i
-        if let body, st.pointee.takes(document) {
+        if st.pointee.takes(document) {
             body.withUnsafeBufferPointer { b in
                 streamBytes += st.pointee.append(document: document, frequency: nil, length: 0, bytes: b)
             }
             return
         }
         leaveStream(i)
-        var p = PendingPosting(document: document, start: UInt32(bodies.count), count: UInt32.max)
-        if let body {
-            body.withUnsafeBufferPointer { bodies.append($0.baseAddress!, count: $0.count) }
-            p.count = UInt32(body.count)
-        }
-        records.append(PendingRecord(slot: id, posting: p))
+        let start = bodies.count
+        body.withUnsafeBufferPointer { bodies.append($0.baseAddress!, count: $0.count) }
+        records.append(PendingRecord(slot: id, posting: PendingPosting(document: document, start: UInt32(start), count: UInt32(body.count))))
+    }
+
+    /// Queues the removal of `document` from slot `id`'s term.
+    private func queueRemoval(slot id: Int32, document: UInt32) {
+        postingCount += 1
+        leaveStream(Int(id))
+        records.append(PendingRecord(slot: id, posting: PendingPosting(document: document, start: UInt32(bodies.count), count: UInt32.max)))
     }
 
     /// Queues a document's entry for a term straight from the tokenizer: the term's slot is
@@ -731,12 +736,7 @@ final class FullTextPendingChanges: PendingIndexWork {
     /// Queues the removal of every old entry of `document` whose term the new version does
     /// not have.
     func finishReplacement(document: UInt32) {
-        for id in oldSlots where !oldEntries[Int(id)].matched {
-            let i = Int(id)
-            postingCount += 1
-            leaveStream(i)
-            records.append(PendingRecord(slot: id, posting: PendingPosting(document: document, start: UInt32(bodies.count), count: UInt32.max)))
-        }
+        for id in oldSlots where !oldEntries[Int(id)].matched { queueRemoval(slot: id, document: document) }
     }
 
     /// The records grouped by slot (counting sort: arrival order kept within a slot), each

@@ -678,20 +678,31 @@ extension IndexKey {
 
         /// Keys whose first components equal `values` (all components for a full point lookup).
         static func point(_ values: [Value]) -> KeyRange {
-            let b = IndexKey.encode(values)
-            return KeyRange(lower: b, upper: b + [IndexKey.highByte])
+            point(encoded: IndexKey.encode(values))
+        }
+
+        /// Keys whose first components are the tuple encoded as `lower`.
+        static func point(encoded lower: [UInt8]) -> KeyRange {
+            var upper = lower
+            upper.append(IndexKey.highByte)
+            return KeyRange(lower: lower, upper: upper)
         }
 
         /// One point range per tuple of an IN-list, in key order, equal tuples (`1`, `1.0`) once.
         static func points(_ tuples: [[Value]]) -> [KeyRange] {
-            var encoded = tuples.map { IndexKey.encode($0) }
-            encoded.sort { $0.lexicographicallyPrecedes($1) }
-            var out: [KeyRange] = []
-            var previous: [UInt8]?
-            for b in encoded where b != previous {
-                out.append(KeyRange(lower: b, upper: b + [IndexKey.highByte]))
-                previous = b
+            points(encoded: tuples.map { IndexKey.encode($0) })
+        }
+
+        /// One point range per encoded tuple, in key order, each once (equal values encode
+        /// equally).
+        static func points(encoded: consuming [[UInt8]]) -> [KeyRange] {
+            var sorted = encoded
+            if sorted.count > 1 {
+                sorted.sort { IndexKey.compareStoredKeys($0, $1) < 0 }
             }
+            var out: [KeyRange] = []
+            out.reserveCapacity(sorted.count)
+            for (i, b) in sorted.enumerated() where i == 0 || b != sorted[i - 1] { out.append(point(encoded: b)) }
             return out
         }
 

@@ -124,11 +124,9 @@ final class KeyRangeScan: RowSource {
                 tuples = tuples.flatMap { t in values.map { t + [$0] } }
             }
         }
-        var unique = KeyRangeScan.ranges(tuples: tuples, constraint: plan.keys.rangeConstraint) { e, isLower in
+        return scanRanges(KeyRangeScan.ranges(tuples: tuples, constraint: plan.keys.rangeConstraint) { e, isLower in
             evaluate(e, isLower ? lowerBound?.evaluate : upperBound?.evaluate, ctx, allowNull: false)
-        }
-        if plan.descending { unique.reverse() }
-        return unique.map { ScanRange(exact: $0, scan: $0.clipped()) }
+        })
     }
 
     /// Appends the values equality column `col` takes in this execution: each of its
@@ -158,37 +156,25 @@ final class KeyRangeScan: RowSource {
                 throw InLimits.tooMany(keys.count * values.count)
             }
             if values.isEmpty { return [] }
-            if keys.count == 1 {
-                let prefix = keys[0]
-                keys = values.map { v in
-                    var b = prefix
+            var product: [[UInt8]] = []
+            product.reserveCapacity(keys.count * values.count)
+            for k in keys {
+                for v in values {
+                    var b = k
                     IndexKey.encode(v, into: &b)
-                    return b
+                    product.append(b)
                 }
-            } else {
-                var product: [[UInt8]] = []
-                product.reserveCapacity(keys.count * values.count)
-                for k in keys {
-                    for v in values {
-                        var b = k
-                        IndexKey.encode(v, into: &b)
-                        product.append(b)
-                    }
-                }
-                keys = product
             }
+            keys = product
         }
-        if keys.count > 1 { keys.sort { $0.lexicographicallyPrecedes($1) } }
-        var out: [ScanRange] = []
-        out.reserveCapacity(keys.count)
-        for (i, lower) in keys.enumerated() where i == 0 || lower != keys[i - 1] {
-            var upper = lower
-            upper.append(IndexKey.highByte)
-            let exact = IndexKey.KeyRange(lower: lower, upper: upper)
-            out.append(ScanRange(exact: exact, scan: exact.clipped()))
-        }
-        if plan.descending { out.reverse() }
-        return out
+        return scanRanges(IndexKey.KeyRange.points(encoded: consume keys))
+    }
+
+    /// The ranges to read, in the scan's direction: each as asked and as clipped.
+    private func scanRanges(_ ascending: [IndexKey.KeyRange]) -> [ScanRange] {
+        var unique = ascending
+        if plan.descending { unique.reverse() }
+        return unique.map { ScanRange(exact: $0, scan: $0.clipped()) }
     }
 
     /// The key ranges of the equality tuples `tuples` followed by `constraint` on the next
