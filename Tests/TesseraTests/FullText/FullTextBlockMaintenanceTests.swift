@@ -156,6 +156,116 @@ struct FullTextBlockMaintenanceTests {
         for batch in [1, 7, 100] { #expect(try blocks(batch: batch) == whole, "batches of \(batch)") }
     }
 
+    /// An edit retires the document's number instead of rewriting the blocks it is in: the
+    /// term lists' existing blocks keep their bytes, the new version's entries go after them,
+    /// and readers skip the retired number (matches, document frequencies and ranks equal a
+    /// freshly built index's). Once the retired numbers reach half the live documents a
+    /// flush vacuums them: no stored entry names a retired number and the set is empty.
+    @Test func editsRetireNumbersAndAVacuumDropsThem() throws {
+        var r = RNG(seed: 31)
+        let (db, coll) = try temporaryDocsDatabase()
+        defer { try? db.close() }
+        try coll.createIndex(withName: "ftLive", config: FullTextIndexConfiguration(["body"], language: ""))
+        var model: [String: String] = [:]
+        try db.inBatch {
+            for d in 0..<600 {
+                let body = Self.text(&r)
+                try coll.save(id: "doc\(d)", properties: ["body": .string(body)])
+                model["doc\(d)"] = body
+            }
+        }
+        try coll.createIndex(withName: "ftBackfilled", config: FullTextIndexConfiguration(["body"], language: ""))
+        let store = try coll.currentStore()
+        let live = try #require(store.indexes.first { $0.definition.name == "ftLive" })
+        let stats = try #require(live.statsTable)
+        func snapshot() throws -> (blocks: [[UInt8]: [UInt8]], state: FullTextIndexState, retired: RetiredNumbers, numbers: [String: UInt32]) {
+            try db.read { snap in
+                var blocks: [[UInt8]: [UInt8]] = [:]
+                try snap.withCursor(live.table) { c in try c.forEach { k, v in blocks[Array(k)] = Array(v); return true } }
+                var numbers: [String: UInt32] = [:]
+                try snap.withCursor(stats) { c in
+                    try c.forEach { k, v in
+                        if k.first == 0x01 { numbers[String(decoding: k.dropFirst(), as: UTF8.self)] = try FullTextPostingsCodec.decodeDocumentNumber(v).number }
+                        return true
+                    }
+                }
+                return (blocks, try FullTextIndexKind.indexState(txn: snap, stats: stats), try RetiredNumbers(txn: snap, stats: stats), numbers)
+            }
+        }
+        func storedNumbers(_ blocks: [[UInt8]: [UInt8]]) throws -> Set<UInt32> {
+            var out = Set<UInt32>()
+            for (k, v) in blocks {
+                let first = try #require(k.withUnsafeBytes { FullTextPostingsCodec.splitBlockKey($0)?.firstDocument })
+                try v.withUnsafeBytes { raw in
+                    var it = PostingBlockIterator(value: raw, firstDocument: first)
+                    while let e = try it.next() { out.insert(e.document) }
+                }
+            }
+            return out
+        }
+        func sameAsRebuilt(_ round: String) throws {
+            try coll.createIndex(withName: "ftFresh", config: FullTextIndexConfiguration(["body"], language: ""))
+            for w in Self.words + ["\(Self.words[0]) \(Self.words[1])", "\"\(Self.words[2]) \(Self.words[3])\""] {
+                func ranks(_ index: String) throws -> [String: Double] {
+                    let q = try db.createQuery("SELECT meta().id AS id, rank(\(index)) AS r FROM docs WHERE match(\(index), $q)")
+                    q.parameters = Parameters(["q": .string(w)])
+                    return Dictionary(uniqueKeysWithValues: try q.execute().allResults().map { ($0.string(forKey: "id")!, $0.double(forKey: "r")) })
+                }
+                let (stored, fresh) = (try ranks("ftLive"), try ranks("ftFresh"))
+                #expect(stored.keys.sorted() == fresh.keys.sorted(), "\(round) '\(w)'")
+                #expect(stored.allSatisfy { abs($0.value - (fresh[$0.key] ?? .nan)) < 1e-12 }, "\(round) '\(w)' ranks")
+            }
+            try coll.deleteIndex(forName: "ftFresh")
+            #expect(try db.performMaintenance(.integrityCheck).isOK, "\(round)")
+        }
+
+        let before = try snapshot()
+        #expect(before.state.retired == 0 && before.retired.isEmpty)
+        // Edit one document: every block stays byte for byte; its old number is retired and
+        // its new number is the next free one.
+        let oldNumber = try #require(before.numbers["doc17"])
+        let edited = Self.text(&r) + " " + Self.words[0]
+        try coll.save(id: "doc17", properties: ["body": .string(edited)])
+        model["doc17"] = edited
+        let after = try snapshot()
+        #expect(after.numbers["doc17"] == before.state.nextDocument)
+        #expect(after.retired.contains(oldNumber) && after.state.retired == 1)
+        for (k, v) in before.blocks {
+            guard let now = after.blocks[k] else { Issue.record("block \(k) disappeared"); continue }
+            // Only a term's last block may grow (the new version's entry appended).
+            #expect(now.starts(with: v), "block \(k) rewritten")
+        }
+        try sameAsRebuilt("one edit")
+
+        // Edits, deletes and purges below the vacuum threshold: stale entries stay, hidden.
+        for i in 0..<100 {
+            let id = "doc\(r.int(600))"
+            if i % 10 == 9 { try? coll.purge(id: id); model[id] = nil; continue }
+            if i % 10 == 8 { if model[id] != nil { try coll.delete(id: id); model[id] = nil }; continue }
+            let body = Self.text(&r)
+            try coll.save(id: id, properties: ["body": .string(body)])
+            model[id] = body
+        }
+        let mid = try snapshot()
+        #expect(mid.state.retired > 64 && mid.state.retired < mid.state.statistics.documentCount / 2)
+        #expect(try storedNumbers(mid.blocks).contains { mid.retired.contains($0) }, "stale entries are kept until a vacuum")
+        try sameAsRebuilt("below the threshold")
+        try verify(db, model, round: 1)
+
+        // Past half the live documents: the flush vacuums.
+        try db.inBatch {
+            for d in 0..<300 {
+                let body = Self.text(&r)
+                try coll.save(id: "doc\(d)", properties: ["body": .string(body)])
+                model["doc\(d)"] = body
+            }
+        }
+        let vacuumed = try snapshot()
+        #expect(vacuumed.state.retired == 0 && vacuumed.retired.isEmpty)
+        #expect(try storedNumbers(vacuumed.blocks) == Set(vacuumed.numbers.values), "only live numbers are stored")
+        try sameAsRebuilt("after the vacuum")
+    }
+
     @Test func queriesInsideABatchSeeTheBatchsSaves() throws {
         let (db, coll) = try temporaryDocsDatabase()
         defer { try? db.close() }

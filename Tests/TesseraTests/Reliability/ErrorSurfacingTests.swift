@@ -168,7 +168,9 @@ struct ErrorSurfacingTests {
         expectCorrupt("saving a document with an indexed term") {
             try c.save(id: "d999", properties: ["text": "hello again"])
         }
-        expectCorrupt("deleting an indexed document") { try c.delete(id: "d001") }
+        // Deleting retires the document's number without reading its blocks (format 5): it
+        // does not meet the damage, and the check below still reports it.
+        try c.delete(id: "d001")
         // The integrity check reports the damage or stops with the same typed error.
         do {
             let report = try db.performMaintenance(.integrityCheck)

@@ -245,7 +245,47 @@ struct FileSafetyTests {
         #expect(try db.createQuery("SELECT name FROM hotels WHERE name = 'Beta'").execute().allResults().count == 1)
         #expect(try db.performMaintenance(.integrityCheck).isOK)
         try db.close()
-        #expect(try formatVersion(at: dir.path) == 4)
+        #expect(try formatVersion(at: dir.path) == Database.formatVersion)
+    }
+
+    /// Format 4 kept a full-text document's number without its token count, and changed
+    /// documents kept their numbers (their old entries were removed from every block). A
+    /// database the format-4 CLI wrote (Format4Database/README.md) opens with its full-text
+    /// index as it is: queries and ranks are unchanged, and updating or deleting a document
+    /// written then (whose old token count must be recomputed from its old text) keeps the
+    /// index equal to one built from the documents.
+    @Test func aFormat4DatabaseKeepsItsFullTextIndex() throws {
+        let dir = ScratchDirectory("format4")
+        defer { dir.remove() }
+        let fixture = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("Format4Database/data.mdb")
+        try FileManager.default.copyItem(atPath: fixture.path, toPath: dir.child("data.mdb"))
+
+        let db = try Database(path: dir.path)
+        defer { try? db.close() }
+        func ranks(_ index: String, _ words: String) throws -> [String: Double] {
+            let rows = try db.createQuery("SELECT meta().id AS id, rank(\(index)) AS r FROM notes WHERE match(\(index), '\(words)')")
+                .execute().allResults()
+            return Dictionary(uniqueKeysWithValues: rows.map { ($0.string(forKey: "id") ?? "?", $0.double(forKey: "r")) })
+        }
+        // The ranks the format-4 code printed for this query.
+        let before = try ranks("bodyText", "view")
+        #expect(before.keys.sorted() == ["n1", "n2", "n4"])
+        #expect(abs((before["n1"] ?? 0) - 0.3525541807866804) < 1e-12 && abs((before["n2"] ?? 0) - 0.3696362137723068) < 1e-12)
+
+        let notes = try #require(try db.collection(name: "notes"))
+        try notes.save(id: "n1", properties: ["title": "Harbour walk", "body": "A long walk by the harbour, no view at all."])
+        try notes.delete(id: "n3")
+        try notes.save(id: "n5", properties: ["title": "Night train", "body": "A sleeper with a view of the night."])
+        #expect(try db.performMaintenance(.integrityCheck).isOK)
+        try notes.createIndex(withName: "rebuilt", config: FullTextIndexConfiguration(["title", "body"]))
+        for words in ["view", "night", "harbour", "soup OR rain"] {
+            let stored = try ranks("bodyText", words)
+            let fresh = try ranks("rebuilt", words)
+            #expect(stored.keys.sorted() == fresh.keys.sorted(), "\(words)")
+            for (id, r) in fresh { #expect(abs((stored[id] ?? .nan) - r) < 1e-12, "\(words) \(id)") }
+        }
+        try db.close()
+        #expect(try formatVersion(at: dir.path) == Database.formatVersion)
     }
 
     /// Deleting a database (or closing a temporary one) removes links inside its directory,

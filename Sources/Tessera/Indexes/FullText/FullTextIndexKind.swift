@@ -58,7 +58,7 @@ extension FullTextIndexKind {
         guard let stats = index.statsTable else { return [:] }
         let compiled = try CompiledFullTextQuery(query, tokenizer: tokenizer, columns: columns)
         return try DatabaseError.checkingFullText(index: index.definition.name) {
-            try compiled.evaluate(in: StoredPostingsReader(txn: snapshot, postings: index.table, stats: stats), ranking: true).ranks
+            try compiled.evaluate(in: try StoredPostingsReader(txn: snapshot, postings: index.table, stats: stats), ranking: true).ranks
         }
     }
 }

@@ -125,53 +125,40 @@ final class FullTextIndexKind: IndexKind, @unchecked Sendable {
         // The indexed text did not change (an update of other properties): nothing to
         // tokenize, queue or write — not even the corpus totals.
         if let o = oldColumns, let n = newColumns, FullTextIndexKind.sameText(o, n) { return }
-        // A document entering the index (the bulk-load case) goes straight from the tokenizer
-        // to the queue; edits compare old and new postings.
+        // Entries go straight from the tokenizer to the queue under the document's new number;
+        // an old version only retires its number.
         guard let stats = store.statsTable else { return }
         let pending = try txn.pendingWork(for: store) { try FullTextPendingChanges(store: store, txn: txn) }
 
         let idBytes = Array(docID.utf8)
         let numberKey = FullTextPostingsCodec.documentNumberKey(idBytes)
-        let number: UInt32
-        if oldColumns != nil {
-            guard let raw = try txn.get(stats, key: numberKey), raw.count == 4 else {
+        if let o = oldColumns {
+            // The old version retires its number (its postings stay where they are and are
+            // skipped by readers until a vacuum drops them): its text is not tokenized again.
+            guard let raw = try txn.get(stats, key: numberKey) else {
                 throw DatabaseError(.corrupt, "full-text index '\(definition.name)' has no number for document '\(docID)' (run an integrity check)")
             }
-            number = FullTextPostingsCodec.readBigEndian(raw, at: 0)
-        } else {
-            number = pending.state.nextDocument
-            guard number < UInt32.max else { throw DatabaseError(.limitReached, "full-text index '\(definition.name)' has numbered 2³² documents; rebuild it") }
-            pending.state.nextDocument += 1
-            var value: [UInt8] = []
-            FullTextPostingsCodec.appendBigEndian(number, to: &value)
-            try txn.put(stats, key: numberKey, value: value)
-            try txn.put(stats, key: FullTextPostingsCodec.documentIDKey(number), value: idBytes)
-        }
-
-        if let o = oldColumns {
-            // Old and new entries are matched by term slot (the tokenizer's term cache finds
-            // it without hashing the term): unchanged entries are not queued.
-            pending.beginReplacement()
-            let oldTokens = try tokenizer.forEachInternedEntry(for: o) { key, tokenCount, id, term, value in
-                try pending.rememberOld(key: key, termID: id, term: term, tokenCount: tokenCount, positions: value)
-            }
+            let (old, storedTokens) = try FullTextPostingsCodec.decodeDocumentNumber(raw)
+            // Numbers written before format 5 do not carry the token count: count it once.
+            var oldTokens = storedTokens ?? 0
+            if storedTokens == nil { oldTokens = tokenizer.forEachInternedEntry(for: o) { _, _, _, _, _ in } }
+            pending.retire(old)
             pending.state.statistics.documentCount -= 1
             pending.state.statistics.totalTokens -= oldTokens
-            if let columns = newColumns {
-                let tokens = try tokenizer.forEachInternedEntry(for: columns) { key, tokenCount, id, term, value in
-                    try pending.addReplacing(key: key, termID: id, term: term, document: number, tokenCount: tokenCount, positions: value)
-                }
-                pending.state.statistics.documentCount += 1
-                pending.state.statistics.totalTokens += tokens
-            } else {
-                try txn.delete(stats, key: numberKey)
-                try txn.delete(stats, key: FullTextPostingsCodec.documentIDKey(number))
-            }
-            pending.finishReplacement(document: number)
-        } else if let columns = newColumns {
+            _ = try txn.delete(stats, key: FullTextPostingsCodec.documentIDKey(old))
+            if newColumns == nil { _ = try txn.delete(stats, key: numberKey) }
+        }
+        if let columns = newColumns {
+            // A new or changed document takes the next free number: its entries are appended
+            // to each term's last block.
+            let number = pending.state.nextDocument
+            guard number < UInt32.max else { throw DatabaseError(.limitReached, "full-text index '\(definition.name)' has numbered 2³² documents; rebuild it") }
+            pending.state.nextDocument += 1
             let tokens = try tokenizer.forEachInternedEntry(for: columns) { key, tokenCount, id, term, value in
                 try pending.addInterned(key: key, termID: id, term: term, document: number, tokenCount: tokenCount, positions: value)
             }
+            try txn.put(stats, key: numberKey, value: FullTextPostingsCodec.documentNumberValue(number, tokens: tokens))
+            try txn.put(stats, key: FullTextPostingsCodec.documentIDKey(number), value: idBytes)
             pending.state.statistics.documentCount += 1
             pending.state.statistics.totalTokens += tokens
         }
@@ -218,6 +205,7 @@ final class FullTextIndexKind: IndexKind, @unchecked Sendable {
         guard let stats = store.statsTable else { return }
         let pending = FullTextPendingChanges(store: store, state: FullTextIndexState(statistics: FullTextCorpusStatistics(documentCount: 0, totalTokens: 0), nextDocument: 0))
         var ids: [[UInt8]] = []
+        var tokenCounts: [Int] = []
         let context = ExecContext(sourceCount: 1, variableCount: store.variableCount, aggregateCount: 0, parameters: [:], txn: txn)
         try txn.withCursor(docs) { c in
             try c.forEach { k, v in
@@ -228,6 +216,7 @@ final class FullTextIndexKind: IndexKind, @unchecked Sendable {
                 let tokens = try tokenizer.forEachInternedEntry(for: columns) { key, tokenCount, id, term, value in
                     try pending.addInterned(key: key, termID: id, term: term, document: number, tokenCount: tokenCount, positions: value)
                 }
+                tokenCounts.append(tokens)
                 pending.state.statistics.documentCount += 1
                 pending.state.statistics.totalTokens += tokens
                 if pending.isLarge(limit: FullTextPendingChanges.backfillLimit) { try pending.flush(txn: txn, writeState: false) }
@@ -237,9 +226,8 @@ final class FullTextIndexKind: IndexKind, @unchecked Sendable {
         pending.state.nextDocument = UInt32(ids.count)
         // Numbering first (0x01…, then 0x02…, in key order), the corpus key 0xFF last.
         for (n, id) in ids.enumerated() {
-            var value: [UInt8] = []
-            FullTextPostingsCodec.appendBigEndian(UInt32(n), to: &value)
-            try txn.put(stats, key: FullTextPostingsCodec.documentNumberKey(id), value: value, flags: .append)
+            try txn.put(stats, key: FullTextPostingsCodec.documentNumberKey(id),
+                        value: FullTextPostingsCodec.documentNumberValue(UInt32(n), tokens: tokenCounts[n]), flags: .append)
         }
         for (n, id) in ids.enumerated() {
             try txn.put(stats, key: FullTextPostingsCodec.documentIDKey(UInt32(n)), value: id, flags: .append)
@@ -262,13 +250,17 @@ final class FullTextIndexKind: IndexKind, @unchecked Sendable {
 
         // Numbering: both directions must agree.
         var numberOf: [[UInt8]: UInt32] = [:]
+        var tokensOf: [[UInt8]: Int] = [:]
         var idOf: [UInt32: [UInt8]] = [:]
         try txn.withCursor(stats) { c in
             try c.forEach { k, v in
-                if k.first == 0x01, v.count == 4 {
-                    numberOf[Array(k.dropFirst())] = FullTextPostingsCodec.readBigEndian(v, at: 0)
+                if k.first == 0x01, let (n, tokens) = try? FullTextPostingsCodec.decodeDocumentNumber(v) {
+                    numberOf[Array(k.dropFirst())] = n
+                    if let tokens { tokensOf[Array(k.dropFirst())] = tokens }
                 } else if k.first == 0x02, k.count == 5 {
                     idOf[FullTextPostingsCodec.readBigEndian(k, at: 1)] = Array(v)
+                } else if k.first == 0x03, k.count == 5, v.count == FullTextPostingsCodec.retiredChunkBits / 8 {
+                    // A chunk of the retired set, read below.
                 } else if Array(k) != FullTextPostingsCodec.corpusKey {
                     report("unexpected statistics entry \(Array(k).prefix(16))")
                 }
@@ -276,9 +268,12 @@ final class FullTextIndexKind: IndexKind, @unchecked Sendable {
             }
         }
         let state = try FullTextIndexKind.indexState(txn: txn, stats: stats)
+        let retired = try RetiredNumbers(txn: txn, stats: stats)
+        if retired.count != state.retired { report("\(retired.count) retired numbers, the statistics say \(state.retired)") }
         for (id, n) in numberOf {
             if idOf[n] != id { report("document '\(String(decoding: id, as: UTF8.self))' has number \(n), which names another document") }
             if n >= state.nextDocument { report("document number \(n) is not below the next free number \(state.nextDocument)") }
+            if retired.contains(n) { report("document '\(String(decoding: id, as: UTF8.self))' has the retired number \(n)") }
         }
         if idOf.count != numberOf.count { report("\(idOf.count) numbers name \(numberOf.count) numbered documents") }
 
@@ -295,6 +290,9 @@ final class FullTextIndexKind: IndexKind, @unchecked Sendable {
                 }
                 corpus.documentCount += 1
                 corpus.totalTokens += t.tokens
+                if let stored = tokensOf[id], stored != t.tokens {
+                    report("document '\(String(decoding: id, as: UTF8.self))' is stored with \(stored) tokens, its text has \(t.tokens)")
+                }
                 guard let n = numberOf.removeValue(forKey: id) else {
                     report("document '\(String(decoding: id, as: UTF8.self))' has no number")
                     return true
@@ -350,6 +348,8 @@ final class FullTextIndexKind: IndexKind, @unchecked Sendable {
                         while let e = try it.next() {
                             entries += 1
                             lastDocument = Int64(e.document)
+                            // A retired number's entries are stale by design until a vacuum.
+                            if retired.contains(e.document) { continue }
                             while w < want.count && want[w].0 < e.document {
                                 report("missing posting for term '\(String(decoding: term, as: UTF8.self))' of document \(describe(want[w].0))")
                                 w += 1
@@ -673,70 +673,110 @@ final class FullTextPendingChanges: PendingIndexWork {
         records.append(PendingRecord(slot: id, posting: PendingPosting(document: document, start: UInt32(start), count: UInt32(bodies.count - start))))
     }
 
-    // MARK: Replacing a document's entries
+    // MARK: Retired numbers
 
-    /// The entries of the document being replaced (`beginReplacement`), by slot: where its
-    /// body starts and ends in `oldBodies`, stamped with the replacement's number.
-    private struct OldEntry {
-        var replacement: UInt32 = 0
-        var start: Int32 = 0
-        var end: Int32 = 0
-        var matched = false
+    /// Numbers retired in this transaction and not yet written to the retired set.
+    @exclusivity(unchecked) private var retiring: [UInt32] = []
+
+    /// Retires `number` (an old version of a document): its postings stay in the blocks and
+    /// readers skip them until `vacuum` drops them.
+    func retire(_ number: UInt32) {
+        retiring.append(number)
+        state.retired += 1
     }
-    @exclusivity(unchecked) private var oldEntries: [OldEntry] = []
-    @exclusivity(unchecked) private var oldSlots: [Int32] = []
-    @exclusivity(unchecked) private var oldBodies: [UInt8] = []
-    @exclusivity(unchecked) private var scratchBody: [UInt8] = []
-    private var replacement: UInt32 = 0
 
-    /// Starts replacing a document's entries: give its old entries (`rememberOld`), then its
-    /// new ones (`addReplacing`), then `finishReplacement`. Terms are matched by slot, found
-    /// through the tokenizer's term cache: no term is hashed or copied once the cache knows it.
-    func beginReplacement() {
-        replacement &+= 1
-        if replacement == 0 {
-            // Stamps wrapped: forget every stamp so none matches by accident.
-            for k in oldEntries.indices { oldEntries[k].replacement = 0 }
-            replacement = 1
+    /// Retired numbers, before a flush vacuums the blocks: half the live documents, and at
+    /// least this many.
+    static let vacuumMinimum = 64
+
+    /// Sets the bits of the numbers retired since the last flush (each chunk read and
+    /// written once).
+    private func writeRetired(_ txn: WriteTransaction, stats: StorageTable) throws {
+        guard !retiring.isEmpty else { return }
+        retiring.sort()
+        let chunkBits = UInt32(FullTextPostingsCodec.retiredChunkBits)
+        var i = 0
+        var chunkBytes = [UInt8](repeating: 0, count: Int(chunkBits) / 8)
+        while i < retiring.count {
+            let chunk = retiring[i] / chunkBits
+            let key = FullTextPostingsCodec.retiredChunkKey(chunk)
+            if let existing = try txn.get(stats, key: key) {
+                guard existing.count == chunkBytes.count else { throw FullTextIndexCorruption("bad retired-number chunk") }
+                chunkBytes.withUnsafeMutableBytes { $0.copyMemory(from: existing) }
+            } else {
+                for k in chunkBytes.indices { chunkBytes[k] = 0 }
+            }
+            while i < retiring.count && retiring[i] / chunkBits == chunk {
+                let bit = Int(retiring[i] % chunkBits)
+                chunkBytes[bit >> 3] |= 1 << UInt8(bit & 7)
+                i += 1
+            }
+            try txn.put(stats, key: key, value: chunkBytes)
         }
-        oldSlots.removeAll(keepingCapacity: true)
-        oldBodies.removeAll(keepingCapacity: true)
+        retiring.removeAll(keepingCapacity: true)
     }
 
-    /// Remembers one entry of the old version of the document.
-    func rememberOld(key: TermCacheKey, termID: Int32, term: UnsafeBufferPointer<UInt8>, tokenCount: Int,
-                     positions: UnsafeBufferPointer<UInt8>) throws {
-        let id = internedSlot(key: key, termID: termID, term: term)
-        let i = Int(id)
-        if i >= oldEntries.count { oldEntries.append(contentsOf: repeatElement(OldEntry(), count: i - oldEntries.count + 1)) }
-        let start = oldBodies.count
-        let frequency = try FullTextPostingsCodec.positionCount(UnsafeRawBufferPointer(positions))
-        FullTextPostingsCodec.appendEntryBody(frequency: frequency, length: tokenCount, positions: UnsafeRawBufferPointer(positions), to: &oldBodies)
-        oldEntries[i] = OldEntry(replacement: replacement, start: Int32(start), end: Int32(oldBodies.count), matched: false)
-        oldSlots.append(id)
-    }
-
-    /// Queues one entry of the new version of `document` unless the old version had the same
-    /// entry (same frequency, length and positions) for the term.
-    func addReplacing(key: TermCacheKey, termID: Int32, term: UnsafeBufferPointer<UInt8>, document: UInt32,
-                      tokenCount: Int, positions: UnsafeBufferPointer<UInt8>) throws {
-        let id = internedSlot(key: key, termID: termID, term: term)
-        let i = Int(id)
-        let frequency = try FullTextPostingsCodec.positionCount(UnsafeRawBufferPointer(positions))
-        if i < oldEntries.count, oldEntries[i].replacement == replacement {
-            oldEntries[i].matched = true
-            scratchBody.removeAll(keepingCapacity: true)
-            FullTextPostingsCodec.appendEntryBody(frequency: frequency, length: tokenCount, positions: UnsafeRawBufferPointer(positions), to: &scratchBody)
-            let e = oldEntries[i]
-            if scratchBody.count == Int(e.end - e.start), oldBodies[Int(e.start)..<Int(e.end)].elementsEqual(scratchBody) { return }
+    /// Rewrites every term whose blocks hold entries of retired numbers without them, then
+    /// clears the retired set: the cost of a back-fill's writes without its tokenizing, paid
+    /// once per (live documents / 2) retirements.
+    func vacuum(_ txn: WriteTransaction) throws {
+        guard let stats = store.statsTable else { return }
+        let retired = try RetiredNumbers(txn: txn, stats: stats)
+        let table = store.table
+        var writer = BlockWriter(txn: txn, table: table, append: false)
+        defer { writer.deallocate() }
+        var blockKeys: [[UInt8]] = []
+        var keptBodies: [UInt8] = []
+        var kept: [(document: UInt32, end: Int)] = []
+        try txn.withCursor(table) { c in
+            var ok = try c.first()
+            while ok {
+                guard let (termRaw, _) = FullTextPostingsCodec.splitBlockKey(c.key) else {
+                    throw FullTextIndexCorruption("unreadable postings key")
+                }
+                let term = Array(termRaw)
+                blockKeys.removeAll(keepingCapacity: true)
+                keptBodies.removeAll(keepingCapacity: true)
+                kept.removeAll(keepingCapacity: true)
+                var stale = false
+                while ok, let (t, first) = FullTextPostingsCodec.splitBlockKey(c.key), t.elementsEqual(term) {
+                    blockKeys.append(Array(c.key))
+                    var it = PostingBlockIterator(value: c.value, firstDocument: first)
+                    while let e = try it.next() {
+                        if retired.contains(e.document) { stale = true; continue }
+                        keptBodies.append(contentsOf: e.body)
+                        kept.append((e.document, keptBodies.count))
+                    }
+                    ok = try c.next()
+                }
+                guard stale else { continue }
+                for key in blockKeys { _ = try txn.delete(table, key: key) }
+                try keptBodies.withUnsafeBytes { all in
+                    var entries: [(UInt32, UnsafeRawBufferPointer)] = []
+                    entries.reserveCapacity(kept.count)
+                    var start = 0
+                    for (document, end) in kept {
+                        entries.append((document, UnsafeRawBufferPointer(rebasing: all[start..<end])))
+                        start = end
+                    }
+                    if !entries.isEmpty { try writer.write(term: term, entries: entries) }
+                }
+                // Past this term's blocks (the writes moved the cursor's page).
+                let after = term.withUnsafeBytes { FullTextPostingsCodec.blockKey(term: $0, firstDocument: UInt32.max) }
+                ok = try c.seek(after)
+                if ok && compareStoredKeys(c.key, after) == 0 { ok = try c.next() }
+            }
         }
-        queue(slot: id, document: document, frequency: frequency, tokenCount: tokenCount, positions: positions)
-    }
-
-    /// Queues the removal of every old entry of `document` whose term the new version does
-    /// not have.
-    func finishReplacement(document: UInt32) {
-        for id in oldSlots where !oldEntries[Int(id)].matched { queueRemoval(slot: id, document: document) }
+        var chunkKeys: [[UInt8]] = []
+        try txn.withCursor(stats) { c in
+            var ok = try c.seek(FullTextPostingsCodec.retiredChunkKey(0))
+            while ok, c.key.count == 5, c.key[0] == 0x03 {
+                chunkKeys.append(Array(c.key))
+                ok = try c.next()
+            }
+        }
+        for key in chunkKeys { _ = try txn.delete(stats, key: key) }
+        state.retired = 0
     }
 
     /// The records grouped by slot (counting sort: arrival order kept within a slot), each
@@ -860,9 +900,12 @@ final class FullTextPendingChanges: PendingIndexWork {
         streamBytes = 0
         internedKey = nil
         internedSlots = []
-        oldEntries = []
-        if writeState, let stats = store.statsTable {
-            try txn.put(stats, key: FullTextPostingsCodec.corpusKey, value: FullTextPostingsCodec.encodeIndexState(state))
+        if let stats = store.statsTable {
+            try writeRetired(txn, stats: stats)
+            if state.retired >= max(Self.vacuumMinimum, state.statistics.documentCount / 2) { try vacuum(txn) }
+            if writeState {
+                try txn.put(stats, key: FullTextPostingsCodec.corpusKey, value: FullTextPostingsCodec.encodeIndexState(state))
+            }
         }
     }
 
@@ -1048,12 +1091,26 @@ struct StoredPostingsReader: PostingsReader {
     let txn: Snapshot
     let postings: StorageTable
     let stats: StorageTable
+    /// The corpus totals and next number, read once.
+    let state: FullTextIndexState
+    /// Numbers whose stale postings lists skip (empty unless `state.retired > 0`).
+    let retired: RetiredNumbers
+
+    /// A reader of the index whose tables are `postings` and `stats`, inside `txn`.
+    init(txn: Snapshot, postings: StorageTable, stats: StorageTable) throws {
+        self.txn = txn
+        self.postings = postings
+        self.stats = stats
+        state = try FullTextIndexKind.indexState(txn: txn, stats: stats)
+        retired = state.retired > 0 ? try RetiredNumbers(txn: txn, stats: stats) : RetiredNumbers()
+    }
 
     /// Decodes a term's blocks (first document, value) into one list. Arrays are sized from
     /// the byte count (an entry takes at least 7 bytes: four varints and at least one
     /// position's column, count and offset) and filled in place; positions are
     /// referenced in the map, not copied.
-    static func decode(_ blocks: [(UInt32, UnsafeRawBufferPointer)], positions: Bool) throws -> PostingList {
+    static func decode(_ blocks: [(UInt32, UnsafeRawBufferPointer)], positions: Bool, retired: RetiredNumbers = RetiredNumbers()) throws -> PostingList {
+        let skipping = !retired.isEmpty
         var capacity = 0
         for (_, v) in blocks { capacity += v.count / 7 + 1 }
         // (Never ask for zero capacity: the empty array is a shared singleton.)
@@ -1074,6 +1131,7 @@ struct StoredPostingsReader: PostingsReader {
                             while let e = try it.next() {
                                 guard count < capacity else { throw FullTextIndexCorruption("block holds more entries than bytes allow") }
                                 if count > 0 && e.document <= docs[count - 1] { throw FullTextIndexCorruption("blocks out of document order") }
+                                if skipping && retired.contains(e.document) { continue }
                                 docs[count] = e.document
                                 freqs[count] = e.frequency
                                 lens[count] = e.length
@@ -1110,7 +1168,7 @@ struct StoredPostingsReader: PostingsReader {
                 ok = try c.next()
             }
         }
-        return try Self.decode(blocks, positions: positions)
+        return try Self.decode(blocks, positions: positions, retired: retired)
     }
 
     func postings(forPrefix prefix: String, positions: Bool) throws -> [PostingList] {
@@ -1124,7 +1182,7 @@ struct StoredPostingsReader: PostingsReader {
                     throw FullTextIndexCorruption("unreadable postings key")
                 }
                 if currentTerm == nil || !term.elementsEqual(currentTerm!) {
-                    if !blocks.isEmpty { out.append(try Self.decode(blocks, positions: positions)) }
+                    if !blocks.isEmpty { out.append(try Self.decode(blocks, positions: positions, retired: retired)) }
                     blocks = []
                     currentTerm = Array(term)
                 }
@@ -1132,12 +1190,12 @@ struct StoredPostingsReader: PostingsReader {
                 return true
             }
         }
-        if !blocks.isEmpty { out.append(try Self.decode(blocks, positions: positions)) }
+        if !blocks.isEmpty { out.append(try Self.decode(blocks, positions: positions, retired: retired)) }
         return out
     }
 
     func corpusStatistics() throws -> FullTextCorpusStatistics {
-        try FullTextIndexKind.indexState(txn: txn, stats: stats).statistics
+        state.statistics
     }
 
     func documentKey(forNumber number: UInt32) throws -> [UInt8]? {

@@ -25,11 +25,25 @@
 ///
 /// **Documents table** (`…:stats`):
 ///
-///     0x01 ‖ document ID      → BE32(document number)
+///     0x01 ‖ document ID      → BE32(document number) [‖ varint(the document's token count)]
 ///     0x02 ‖ BE32(number)     → document ID
+///     0x03 ‖ BE32(chunk)      → 512 bytes: bit (n mod 4096) of chunk n / 4096 set = number n
+///                               is retired (its postings are stale)
 ///     0xFF                    → varint(documents) varint(tokens) varint(next document number)
+///                               [varint(retired numbers whose postings are still stored)]
 ///
 /// The corpus totals keep BM25's average document length exact after every save.
+///
+/// **Retired numbers** (format 5): a document whose indexed text changes, or that leaves the
+/// index, gives up its number instead of having its entries removed from the middle of every
+/// term's list: the number's bit is set in the retired set, the new version (if any) takes the
+/// next free number — its entries are appended to each term's last block — and the old text is
+/// never tokenized again (its token count, kept with the number, corrects the corpus totals).
+/// Readers skip retired numbers while decoding a list, so document frequencies, ranks and
+/// matches are exactly those of the live documents. Once the retired numbers reach half the
+/// live documents, a flush rewrites every block without their entries and clears the set
+/// (`FullTextPendingChanges.vacuum`). The token count after the number is absent in entries
+/// written before format 5; updating such a document tokenizes its old text once to count.
 enum FullTextPostingsCodec {
     /// The separator between term and block number.
     static let separator: UInt8 = 0
@@ -157,15 +171,48 @@ enum FullTextPostingsCodec {
         return key
     }
 
+    /// The value of a document's number key: `BE32(number) ‖ varint(tokens)`.
+    static func documentNumberValue(_ number: UInt32, tokens: Int) -> [UInt8] {
+        var value: [UInt8] = []
+        value.reserveCapacity(8)
+        appendBigEndian(number, to: &value)
+        appendVarint(UInt64(max(0, tokens)), to: &value)
+        return value
+    }
+
+    /// Decodes a document's number key value: the number and, when stored (format 5), the
+    /// document's token count.
+    static func decodeDocumentNumber(_ raw: UnsafeRawBufferPointer) throws -> (number: UInt32, tokens: Int?) {
+        guard raw.count >= 4 else { throw FullTextIndexCorruption("bad document number") }
+        let number = readBigEndian(raw, at: 0)
+        if raw.count == 4 { return (number, nil) }
+        var reader = ByteReader(UnsafeRawBufferPointer(rebasing: raw[4...]))
+        let tokens = try reader.varint()
+        guard reader.atEnd, tokens <= UInt64(Int.max) else { throw FullTextIndexCorruption("bad document token count") }
+        return (number, Int(tokens))
+    }
+
+    /// Document numbers per chunk of the retired set.
+    static let retiredChunkBits = 4_096
+
+    /// `0x03 ‖ BE32(chunk)`: the key of the retired-set chunk holding `number`'s bit.
+    static func retiredChunkKey(_ chunk: UInt32) -> [UInt8] {
+        var key: [UInt8] = [0x03]
+        appendBigEndian(chunk, to: &key)
+        return key
+    }
+
     /// The key of the corpus totals.
     static let corpusKey: [UInt8] = [0xFF]
 
-    /// The corpus totals of an index: `varint(documents) varint(tokens) varint(nextDocument)`.
+    /// The corpus totals of an index: `varint(documents) varint(tokens) varint(nextDocument)`,
+    /// then `varint(retired)` when some retired numbers still have postings.
     static func encodeIndexState(_ state: FullTextIndexState) -> [UInt8] {
         var out: [UInt8] = []
         appendVarint(UInt64(max(0, state.statistics.documentCount)), to: &out)
         appendVarint(UInt64(max(0, state.statistics.totalTokens)), to: &out)
         appendVarint(UInt64(state.nextDocument), to: &out)
+        if state.retired > 0 { appendVarint(UInt64(state.retired), to: &out) }
         return out
     }
 
@@ -175,11 +222,12 @@ enum FullTextPostingsCodec {
         let d = try reader.varint()
         let t = try reader.varint()
         let n = try reader.varint()
-        guard d <= UInt64(Int.max), t <= UInt64(Int.max), n <= UInt64(UInt32.max), reader.atEnd else {
+        let r = reader.atEnd ? 0 : try reader.varint()
+        guard d <= UInt64(Int.max), t <= UInt64(Int.max), n <= UInt64(UInt32.max), r <= UInt64(UInt32.max), reader.atEnd else {
             throw FullTextIndexCorruption("bad corpus statistics")
         }
         return FullTextIndexState(statistics: FullTextCorpusStatistics(documentCount: Int(d), totalTokens: Int(t)),
-                                  nextDocument: UInt32(n))
+                                  nextDocument: UInt32(n), retired: Int(r))
     }
 
     // MARK: - Integers
@@ -335,6 +383,45 @@ struct PostingBlockIterator {
 struct FullTextIndexState: Equatable {
     var statistics: FullTextCorpusStatistics
     var nextDocument: UInt32
+    /// Retired document numbers whose postings are still stored (see "Retired numbers").
+    var retired: Int = 0
+}
+
+/// The retired document numbers of an index (see "Retired numbers"), copied out of the
+/// stats table into one bitmap so that a list decode tests a number with one load.
+struct RetiredNumbers {
+    private var bits: [UInt8] = []
+
+    /// An empty set.
+    init() {}
+
+    /// The set stored in `stats`.
+    init(txn: Snapshot, stats: StorageTable) throws {
+        let chunkBytes = FullTextPostingsCodec.retiredChunkBits / 8
+        try txn.withCursor(stats) { c in
+            var ok = try c.seek(FullTextPostingsCodec.retiredChunkKey(0))
+            while ok, c.key.count == 5, c.key[0] == 0x03 {
+                guard c.value.count == chunkBytes else { throw FullTextIndexCorruption("bad retired-number chunk") }
+                let start = Int(FullTextPostingsCodec.readBigEndian(c.key, at: 1)) * chunkBytes
+                if start + chunkBytes > bits.count { bits.append(contentsOf: repeatElement(0, count: start + chunkBytes - bits.count)) }
+                bits.withUnsafeMutableBytes { UnsafeMutableRawBufferPointer(rebasing: $0[start..<(start + chunkBytes)]).copyMemory(from: c.value) }
+                ok = try c.next()
+            }
+        }
+    }
+
+    /// True when no number is retired.
+    var isEmpty: Bool { bits.isEmpty }
+
+    /// Whether `number` is retired.
+    @inline(__always)
+    func contains(_ number: UInt32) -> Bool {
+        let byte = Int(number >> 3)
+        return byte < bits.count && bits[byte] & (1 << UInt8(number & 7)) != 0
+    }
+
+    /// How many numbers are retired.
+    var count: Int { bits.reduce(0) { $0 + $1.nonzeroBitCount } }
 }
 
 /// Corpus totals for BM25.

@@ -46,8 +46,10 @@ final class FullTextScan: RowSource {
                 e.message = "in MATCH(\(plan.indexName), …): " + e.message
                 throw e
             }
-            let reader = StoredPostingsReader(txn: ctx.txn, postings: plan.store.table, stats: stats)
-            found = try DatabaseError.checkingFullText(index: plan.indexName) { try compiled.evaluateNumbers(in: reader, ranking: true) }
+            found = try DatabaseError.checkingFullText(index: plan.indexName) {
+                let reader = try StoredPostingsReader(txn: ctx.txn, postings: plan.store.table, stats: stats)
+                return try compiled.evaluateNumbers(in: reader, ranking: true)
+            }
             cachedQuery = text
         }
         if plan.rankOrdered {
