@@ -36,7 +36,7 @@ struct Options: Sendable {
                                "load.indexed", "size.indexed", "get.point", "query.equality", "query.range", "query.unnest",
                                "query.scan", "shape.pk.get", "shape.pk.in", "shape.pk.range", "shape.or", "shape.count.all", "shape.count.where",
                                "shape.max", "shape.group.index", "shape.distinct.index", "shape.group.scan", "shape.distinct.scan",
-                               "fts.term", "fts.and", "fts.phrase", "update.indexed"]
+                               "fts.term", "fts.and", "fts.phrase", "update.indexed", "update.sustained"]
 
     static let usage = """
         usage: tessera-bench [--n N] [--seed S] [--quick] [--json] [--json-file F] [--reps R] [--write-reps R]

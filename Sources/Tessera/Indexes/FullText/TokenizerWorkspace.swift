@@ -25,12 +25,30 @@ struct RawToken {
     var column: Int32
 }
 
-/// An entry of the term cache: a folded word (in `keys`) → term ID, or -1 for a stop word.
-struct TermCacheEntry {
-    var hash: UInt64
-    var keyOffset: Int32
-    var keyLength: Int32
-    var value: Int32
+/// A slot of the term cache (open addressing): a folded word → term ID, or -1 for a stop
+/// word. Words of up to 16 bytes are kept in the slot itself (zero-padded, little-endian), so a
+/// hit reads one 32-byte slot — one cache line — rather than a slot, an entry and the key
+/// bytes; a longer word's bytes are in `keys` at offset `key0`.
+struct TermCacheSlot {
+    var hash: UInt64 = 0
+    var key0: UInt64 = 0
+    var key1: UInt64 = 0
+    /// -1: empty slot.
+    var keyLength: Int32 = -1
+    var value: Int32 = 0
+
+    /// `count` empty slots on 64-byte boundaries (two slots per cache line).
+    static func allocate(_ count: Int) -> UnsafeMutablePointer<TermCacheSlot> {
+        let slots = UnsafeMutableRawPointer.allocate(byteCount: count * MemoryLayout<TermCacheSlot>.stride, alignment: 64)
+            .bindMemory(to: TermCacheSlot.self, capacity: count)
+        slots.initialize(repeating: TermCacheSlot(), count: count)
+        return slots
+    }
+
+    /// Frees slots from `allocate`.
+    static func deallocate(_ slots: UnsafeMutablePointer<TermCacheSlot>) {
+        UnsafeMutableRawPointer(slots).deallocate()
+    }
 }
 
 /// What one workspace is configured for.
@@ -75,9 +93,10 @@ final class TokenizerWorkspace: @unchecked Sendable {
     @exclusivity(unchecked) var scalarBytes = UnsafeGrowableBuffer<UInt8>(capacity: 1024)
 
     // MARK: Term cache and interned terms
-    @exclusivity(unchecked) var slots: UnsafeMutablePointer<Int32>
+    @exclusivity(unchecked) var slots: UnsafeMutablePointer<TermCacheSlot>
     @exclusivity(unchecked) var slotMask: Int
-    @exclusivity(unchecked) var entries = UnsafeGrowableBuffer<TermCacheEntry>(capacity: 1024)
+    /// Words in the term cache.
+    @exclusivity(unchecked) var cachedWords = 0
     /// Changes whenever the term cache is emptied (term IDs from before mean nothing after).
     private(set) var generation = 0
     /// Unique per workspace ever created (unlike an object identity, never reused).
@@ -111,12 +130,13 @@ final class TokenizerWorkspace: @unchecked Sendable {
     init(_ settings: TokenizerSettings) {
         ignoreAccents = settings.ignoreAccents
         stemmer = settings.stemmerAlgorithm.flatMap { Stemmer(algorithm: $0) }
-        word = .allocate(capacity: TokenizerWorkspace.maxWordBytes + 8)
+        // Zeroed, so that the 16 bytes a short word is read as are always initialized.
+        word = .allocate(capacity: TokenizerWorkspace.maxWordBytes + 16)
+        word.initialize(repeating: 0, count: TokenizerWorkspace.maxWordBytes + 16)
         smallInfo = .allocate(capacity: 0x800)
         smallInfo.initialize(repeating: 0, count: 0x800)
         let slotCount = 4096
-        slots = .allocate(capacity: slotCount)
-        slots.initialize(repeating: -1, count: slotCount)
+        slots = TermCacheSlot.allocate(slotCount)
         slotMask = slotCount - 1
         termOffsets.append(0)
         // Stop words are compared with tokens after this workspace's own normalisation, so
@@ -133,8 +153,7 @@ final class TokenizerWorkspace: @unchecked Sendable {
     deinit {
         word.deallocate()
         smallInfo.deallocate()
-        slots.deallocate()
-        entries.deallocate()
+        TermCacheSlot.deallocate(slots)
         keys.deallocate()
         termBytes.deallocate()
         termOffsets.deallocate()
@@ -157,7 +176,7 @@ final class TokenizerWorkspace: @unchecked Sendable {
         position = 0
         column = 0
         normalizeOnly = false
-        if entries.count > TokenizerWorkspace.maxCachedWords { resetTermCache() }
+        if cachedWords > TokenizerWorkspace.maxCachedWords { resetTermCache() }
     }
 
     /// The folded words of `text` (stop words kept, nothing stemmed), with positions
@@ -175,14 +194,14 @@ final class TokenizerWorkspace: @unchecked Sendable {
     @inline(never)
     func resetTermCache() {
         generation &+= 1
-        entries.count = 0
+        cachedWords = 0
         keys.count = 0
         terms.removeAll(keepingCapacity: true)
         termIDs.removeAll(keepingCapacity: true)
         termBytes.count = 0
         termOffsets.count = 0
         termOffsets.append(0)
-        slots.update(repeating: -1, count: slotMask + 1)
+        slots.update(repeating: TermCacheSlot(), count: slotMask + 1)
     }
 
     /// The UTF-8 bytes of an interned term.
@@ -352,50 +371,71 @@ final class TokenizerWorkspace: @unchecked Sendable {
         return needsNFC ? FullTextUnicode.nfc(s) : s
     }
 
+    /// The first 16 bytes of the current word, zero beyond its length (a word of up to 16
+    /// bytes is compared as these two integers).
+    @inline(__always)
+    private func inlineKey(_ length: Int) -> (UInt64, UInt64) {
+        let raw = UnsafeRawPointer(word)
+        @inline(__always) func masked(_ w: UInt64, _ n: Int) -> UInt64 {
+            n >= 8 ? w : (n <= 0 ? 0 : w & ((1 << UInt64(n &* 8)) &- 1))
+        }
+        let k0 = masked(UInt64(littleEndian: raw.loadUnaligned(as: UInt64.self)), length)
+        let k1 = masked(UInt64(littleEndian: raw.loadUnaligned(fromByteOffset: 8, as: UInt64.self)), length &- 8)
+        return (k0, k1)
+    }
+
     /// The term ID of the current word through the cache (-1 = stop word).
     @inline(__always)
     private func termID(length: Int, needsNFC: Bool) -> Int32 {
         let h = FullTextUnicode.hash(word, length)
+        let short = length <= 16
+        let (k0, k1) = short ? inlineKey(length) : (0, 0)
         var slot = Int(truncatingIfNeeded: h) & slotMask
         while true {
-            let e = slots[slot]
-            if e < 0 { break }
-            let entry = entries.base[Int(e)]
-            if entry.hash == h && Int(entry.keyLength) == length
-                && FullTextUnicode.bytesEqual(keys.base + Int(entry.keyOffset), word, length)
-            {
-                return entry.value
+            let s = slots + slot
+            let keyLength = s.pointee.keyLength
+            if keyLength < 0 { break }
+            if s.pointee.hash == h && Int(keyLength) == length {
+                if short {
+                    if s.pointee.key0 == k0 && s.pointee.key1 == k1 { return s.pointee.value }
+                } else if FullTextUnicode.bytesEqual(keys.base + Int(s.pointee.key0), word, length) {
+                    return s.pointee.value
+                }
             }
             slot = (slot &+ 1) & slotMask
         }
-        return insertWord(length: length, needsNFC: needsNFC, hash: h, slot: slot)
+        return insertWord(length: length, needsNFC: needsNFC, hash: h, slot: slot, key: (k0, k1))
     }
 
     /// Cache miss: analyses the word (stop word? stem) and caches the result.
     @inline(never)
-    private func insertWord(length: Int, needsNFC: Bool, hash: UInt64, slot: Int) -> Int32 {
+    private func insertWord(length: Int, needsNFC: Bool, hash: UInt64, slot: Int, key: (UInt64, UInt64)) -> Int32 {
         let text = normalizedString(length: length, needsNFC: needsNFC)
         let value: Int32 = analyze(text).map(intern) ?? -1
-        let index = Int32(entries.count)
-        entries.append(TermCacheEntry(hash: hash, keyOffset: Int32(keys.count), keyLength: Int32(length), value: value))
-        keys.append(word, count: length)
-        slots[slot] = index
-        if entries.count &* 2 > slotMask &+ 1 { rehash() }
+        var entry = TermCacheSlot(hash: hash, key0: key.0, key1: key.1, keyLength: Int32(length), value: value)
+        if length > 16 {
+            entry.key0 = UInt64(keys.count)
+            keys.append(word, count: length)
+        }
+        slots[slot] = entry
+        cachedWords += 1
+        if cachedWords &* 2 > slotMask &+ 1 { rehash() }
         return value
     }
 
     @inline(never)
     private func rehash() {
-        let newCount = (slotMask + 1) * 2
-        slots.deallocate()
-        slots = .allocate(capacity: newCount)
-        slots.initialize(repeating: -1, count: newCount)
+        let oldSlots = slots
+        let oldCount = slotMask + 1
+        let newCount = oldCount * 2
+        slots = TermCacheSlot.allocate(newCount)
         slotMask = newCount - 1
-        for i in 0..<entries.count {
-            var s = Int(truncatingIfNeeded: entries.base[i].hash) & slotMask
-            while slots[s] >= 0 { s = (s &+ 1) & slotMask }
-            slots[s] = Int32(i)
+        for i in 0..<oldCount where oldSlots[i].keyLength >= 0 {
+            var s = Int(truncatingIfNeeded: oldSlots[i].hash) & slotMask
+            while slots[s].keyLength >= 0 { s = (s &+ 1) & slotMask }
+            slots[s] = oldSlots[i]
         }
+        TermCacheSlot.deallocate(oldSlots)
     }
 
     /// Steps 4–5 of SPEC §10.1 on a normalised word: nil for a stop word, else the stem
