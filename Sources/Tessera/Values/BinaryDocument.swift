@@ -730,6 +730,11 @@ func isValidUTF8(_ bytes: UnsafeRawBufferPointer) -> Bool {
     var i = 0
     let n = bytes.count
     while i < n {
+        // Eight ASCII bytes at a time.
+        if i &+ 8 <= n, bytes.loadUnaligned(fromByteOffset: i, as: UInt64.self) & 0x8080_8080_8080_8080 == 0 {
+            i &+= 8
+            continue
+        }
         let c = bytes[i]
         if c < 0x80 { i &+= 1; continue }
         let len: Int

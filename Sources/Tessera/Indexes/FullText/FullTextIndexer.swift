@@ -110,6 +110,63 @@ final class FullTextIndexKind: IndexKind, @unchecked Sendable {
         return out
     }
 
+    // MARK: - Columns of a document
+
+    /// A document's index columns: read in place from the binary document when every index
+    /// expression is a plain property path and the index has no `where` (nil: MISSING), else
+    /// evaluated. The integrity check always evaluates, so it also checks the in-place reading.
+    enum DocumentColumns {
+        case binary([BinaryValue?])
+        case values([Value])
+    }
+
+    /// The index columns of a document, or nil if it is outside the index (partial `where`)
+    /// or unreadable.
+    func columns(_ store: IndexStore, body: UnsafeRawBufferPointer, txn: Snapshot, context: ExecContext? = nil) -> DocumentColumns? {
+        if let paths = store.plainPaths, store.whereClause == nil {
+            guard let root = BinaryValue.root(body) else { return nil }
+            return .binary(paths.map { $0.lookup(in: root) })
+        }
+        return store.columnValues(body: body, txn: txn, context: context).map { .values($0) }
+    }
+
+    /// Tokenizes a document's columns (`FullTextTokenizer.forEachInternedEntry`).
+    @inline(__always)
+    func forEachInternedEntry(
+        _ columns: DocumentColumns,
+        _ body: (_ cacheKey: TermCacheKey, _ tokenCount: Int, _ termID: Int32, _ term: UnsafeBufferPointer<UInt8>,
+                 _ value: UnsafeBufferPointer<UInt8>) throws -> Void
+    ) rethrows -> Int {
+        switch columns {
+        case .binary(let b): return try tokenizer.forEachInternedEntry(forBinary: b, body)
+        case .values(let v): return try tokenizer.forEachInternedEntry(for: v, body)
+        }
+    }
+
+    /// True if two versions of a document have the same columns byte for byte (`sameText`).
+    static func sameColumns(_ a: DocumentColumns, _ b: DocumentColumns) -> Bool {
+        switch (a, b) {
+        case (.values(let x), .values(let y)):
+            return sameText(x, y)
+        case (.binary(let x), .binary(let y)):
+            guard x.count == y.count else { return false }
+            for (p, q) in zip(x, y) {
+                guard let p, let q else {
+                    if (p == nil) != (q == nil) { return false }
+                    continue
+                }
+                let strings: Bool?? = p.withUTF8 { pb in q.withUTF8 { qb in compareBytes(pb, qb) == 0 } }
+                switch strings {
+                case .some(.some(let same)): if !same { return false }
+                default: if !sameText([p.toValue()], [q.toValue()]) { return false }
+                }
+            }
+            return true
+        default:
+            return false
+        }
+    }
+
     // MARK: - Maintenance
 
     /// Replaces one document's postings: `old` body out, `new` body in. Writes the document
@@ -119,12 +176,12 @@ final class FullTextIndexKind: IndexKind, @unchecked Sendable {
     }
 
     private func updateUnchecked(_ store: IndexStore, txn: WriteTransaction, docID: String, old: UnsafeRawBufferPointer?, new: UnsafeRawBufferPointer?) throws {
-        let oldColumns = old.flatMap { store.columnValues(body: $0, txn: txn) }
-        let newColumns = new.flatMap { store.columnValues(body: $0, txn: txn) }
+        let oldColumns = old.flatMap { columns(store, body: $0, txn: txn) }
+        let newColumns = new.flatMap { columns(store, body: $0, txn: txn) }
         if oldColumns == nil && newColumns == nil { return }
         // The indexed text did not change (an update of other properties): nothing to
         // tokenize, queue or write — not even the corpus totals.
-        if let o = oldColumns, let n = newColumns, FullTextIndexKind.sameText(o, n) { return }
+        if let o = oldColumns, let n = newColumns, FullTextIndexKind.sameColumns(o, n) { return }
         // Entries go straight from the tokenizer to the queue under the document's new number;
         // an old version only retires its number.
         guard let stats = store.statsTable else { return }
@@ -141,7 +198,7 @@ final class FullTextIndexKind: IndexKind, @unchecked Sendable {
             let (old, storedTokens) = try FullTextPostingsCodec.decodeDocumentNumber(raw)
             // Numbers written before format 5 do not carry the token count: count it once.
             var oldTokens = storedTokens ?? 0
-            if storedTokens == nil { oldTokens = tokenizer.forEachInternedEntry(for: o) { _, _, _, _, _ in } }
+            if storedTokens == nil { oldTokens = forEachInternedEntry(o) { _, _, _, _, _ in } }
             pending.retire(old)
             pending.state.statistics.documentCount -= 1
             pending.state.statistics.totalTokens -= oldTokens
@@ -154,7 +211,7 @@ final class FullTextIndexKind: IndexKind, @unchecked Sendable {
             let number = pending.state.nextDocument
             guard number < UInt32.max else { throw DatabaseError(.limitReached, "full-text index '\(definition.name)' has numbered 2³² documents; rebuild it") }
             pending.state.nextDocument += 1
-            let tokens = try tokenizer.forEachInternedEntry(for: columns) { key, tokenCount, id, term, value in
+            let tokens = try forEachInternedEntry(columns) { key, tokenCount, id, term, value in
                 try pending.addInterned(key: key, termID: id, term: term, document: number, tokenCount: tokenCount, positions: value)
             }
             try txn.put(stats, key: numberKey, value: FullTextPostingsCodec.documentNumberValue(number, tokens: tokens))
@@ -210,10 +267,10 @@ final class FullTextIndexKind: IndexKind, @unchecked Sendable {
         try txn.withCursor(docs) { c in
             try c.forEach { k, v in
                 guard let h = DocumentRecord.header(v), !h.deleted else { return true }
-                guard let columns = store.columnValues(body: DocumentRecord.body(v), txn: txn, context: context) else { return true }
+                guard let columns = columns(store, body: DocumentRecord.body(v), txn: txn, context: context) else { return true }
                 let number = UInt32(ids.count)
                 ids.append(Array(k))
-                let tokens = try tokenizer.forEachInternedEntry(for: columns) { key, tokenCount, id, term, value in
+                let tokens = try forEachInternedEntry(columns) { key, tokenCount, id, term, value in
                     try pending.addInterned(key: key, termID: id, term: term, document: number, tokenCount: tokenCount, positions: value)
                 }
                 tokenCounts.append(tokens)

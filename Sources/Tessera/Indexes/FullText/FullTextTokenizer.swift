@@ -188,12 +188,45 @@ package struct FullTextTokenizer: Sendable {
         _ body: (_ cacheKey: TermCacheKey, _ tokenCount: Int, _ termID: Int32, _ term: UnsafeBufferPointer<UInt8>,
                  _ value: UnsafeBufferPointer<UInt8>) throws -> Void
     ) rethrows -> Int {
+        try internedEntries(columns: columns.count, { ws, c in ws.scanValue(columns[c]) }, body)
+    }
+
+    /// `forEachInternedEntry(for:_:)` over columns read in place from a binary document (nil:
+    /// MISSING): strings are scanned from the document's bytes, with no `String` made (bytes
+    /// that are not valid UTF-8, possible only in a damaged file, are repaired as `String`
+    /// does); other values are converted to `Value` first.
+    @discardableResult
+    func forEachInternedEntry(
+        forBinary columns: [BinaryValue?],
+        _ body: (_ cacheKey: TermCacheKey, _ tokenCount: Int, _ termID: Int32, _ term: UnsafeBufferPointer<UInt8>,
+                 _ value: UnsafeBufferPointer<UInt8>) throws -> Void
+    ) rethrows -> Int {
+        try internedEntries(columns: columns.count, { ws, c in
+            guard let v = columns[c] else { return }
+            let scanned: Bool? = v.withUTF8 { raw in
+                guard isValidUTF8(raw) else { return false }
+                ws.scan(bytes: raw.assumingMemoryBound(to: UInt8.self))
+                return true
+            }
+            if scanned != true { ws.scanValue(v.toValue()) }
+        }, body)
+    }
+
+    /// Scans a document's columns (`scanColumn` for each of `columns`), groups the tokens by
+    /// term and calls `body` once per distinct term.
+    @inline(__always)
+    private func internedEntries(
+        columns: Int,
+        _ scanColumn: (TokenizerWorkspace, Int) -> Void,
+        _ body: (_ cacheKey: TermCacheKey, _ tokenCount: Int, _ termID: Int32, _ term: UnsafeBufferPointer<UInt8>,
+                 _ value: UnsafeBufferPointer<UInt8>) throws -> Void
+    ) rethrows -> Int {
         try pool.withWorkspace { ws in
             ws.beginTokenizing()
-            for (c, v) in columns.enumerated() {
+            for c in 0..<columns {
                 ws.column = Int32(c)
                 ws.position = 0
-                ws.scanValue(v)
+                scanColumn(ws, c)
             }
             ws.groupTokens()
             let key = TermCacheKey(workspace: ws.serial, generation: ws.generation)
