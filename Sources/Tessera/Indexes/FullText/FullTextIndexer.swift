@@ -783,7 +783,8 @@ final class FullTextPendingChanges: PendingIndexWork {
         var writer = BlockWriter(txn: txn, table: table, append: false)
         defer { writer.deallocate() }
         var blockKeys: [[UInt8]] = []
-        var keptBodies: [UInt8] = []
+        var keptBodies = UnsafeGrowableBuffer<UInt8>(capacity: 1 << 16)
+        defer { keptBodies.deallocate() }
         var kept: [(document: UInt32, end: Int)] = []
         try txn.withCursor(table) { c in
             var ok = try c.first()
@@ -793,7 +794,7 @@ final class FullTextPendingChanges: PendingIndexWork {
                 }
                 let term = Array(termRaw)
                 blockKeys.removeAll(keepingCapacity: true)
-                keptBodies.removeAll(keepingCapacity: true)
+                keptBodies.count = 0
                 kept.removeAll(keepingCapacity: true)
                 var stale = false
                 while ok, let (t, first) = FullTextPostingsCodec.splitBlockKey(c.key), t.elementsEqual(term) {
@@ -801,23 +802,23 @@ final class FullTextPendingChanges: PendingIndexWork {
                     var it = PostingBlockIterator(value: c.value, firstDocument: first)
                     while let e = try it.next() {
                         if retired.contains(e.document) { stale = true; continue }
-                        keptBodies.append(contentsOf: e.body)
+                        if let b = e.body.baseAddress {
+                            keptBodies.append(b.assumingMemoryBound(to: UInt8.self), count: e.body.count)
+                        }
                         kept.append((e.document, keptBodies.count))
                     }
                     ok = try c.next()
                 }
                 guard stale else { continue }
                 for key in blockKeys { _ = try txn.delete(table, key: key) }
-                try keptBodies.withUnsafeBytes { all in
-                    var entries: [(UInt32, UnsafeRawBufferPointer)] = []
-                    entries.reserveCapacity(kept.count)
-                    var start = 0
-                    for (document, end) in kept {
-                        entries.append((document, UnsafeRawBufferPointer(rebasing: all[start..<end])))
-                        start = end
-                    }
-                    if !entries.isEmpty { try writer.write(term: term, entries: entries) }
+                var entries: [(UInt32, UnsafeRawBufferPointer)] = []
+                entries.reserveCapacity(kept.count)
+                var start = 0
+                for (document, end) in kept {
+                    entries.append((document, UnsafeRawBufferPointer(start: keptBodies.base + start, count: end - start)))
+                    start = end
                 }
+                if !entries.isEmpty { try writer.write(term: term, entries: entries) }
                 // Past this term's blocks (the writes moved the cursor's page).
                 let after = term.withUnsafeBytes { FullTextPostingsCodec.blockKey(term: $0, firstDocument: UInt32.max) }
                 ok = try c.seek(after)
