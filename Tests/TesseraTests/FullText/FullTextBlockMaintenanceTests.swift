@@ -65,6 +65,58 @@ struct FullTextBlockMaintenanceTests {
         #expect(report.isOK, "round \(round): \(report)")
     }
 
+    /// One random change of the documents `doc0`…`doc<ids - 1>`, applied to the collection and
+    /// to `model`: a save (new or edited), a delete, a purge, or a batch of saves touching one
+    /// document twice (the last save wins), sometimes with a delete.
+    static func randomChange(_ r: inout RNG, _ db: Database, _ coll: Collection, _ model: inout [String: String], ids: Int) throws {
+        let roll = r.int(10)
+        let id = "doc\(r.int(ids))"
+        if roll < 5 {
+            let body = Self.text(&r)
+            try coll.save(id: id, properties: ["body": .string(body)])
+            model[id] = body
+        } else if roll < 7 {
+            if model[id] != nil { try coll.delete(id: id); model[id] = nil }
+        } else if roll < 8 {
+            try? coll.purge(id: id)
+            model[id] = nil
+        } else {
+            try db.inBatch {
+                for k in 0..<(2 + r.int(6)) {
+                    let other = k == 1 ? id : "doc\(r.int(ids))"
+                    let body = Self.text(&r)
+                    try coll.save(id: other, properties: ["body": .string(body)])
+                    model[other] = body
+                }
+                if let victim = model.keys.min(), r.int(2) == 0 {
+                    try coll.delete(id: victim)
+                    model[victim] = nil
+                }
+            }
+        }
+    }
+
+    /// Expects index `ftLive` to answer every word, a two-word AND and a phrase with the same
+    /// documents and ranks as a full-text index built afresh from the documents (and, for
+    /// single words, the documents of `model`), and the integrity check to be clean.
+    func expectSameAsRebuilt(_ db: Database, _ coll: Collection, model: [String: String], _ label: String) throws {
+        try coll.createIndex(withName: "ftFresh", config: FullTextIndexConfiguration(["body"], language: ""))
+        defer { try? coll.deleteIndex(forName: "ftFresh") }
+        for q in Self.words + ["\(Self.words[0]) \(Self.words[1])", "\"\(Self.words[2]) \(Self.words[3])\""] {
+            func ranks(_ index: String) throws -> [String: Double] {
+                let query = try db.createQuery("SELECT meta().id AS id, rank(\(index)) AS r FROM docs WHERE match(\(index), $q)")
+                query.parameters = Parameters(["q": .string(q)])
+                return Dictionary(uniqueKeysWithValues: try query.execute().allResults().map { ($0.string(forKey: "id") ?? "?", $0.double(forKey: "r")) })
+            }
+            let (stored, fresh) = (try ranks("ftLive"), try ranks("ftFresh"))
+            #expect(stored.keys.sorted() == fresh.keys.sorted(), "\(label) '\(q)'")
+            #expect(stored.allSatisfy { abs($0.value - (fresh[$0.key] ?? .nan)) < 1e-12 }, "\(label) '\(q)' ranks")
+            if Self.words.contains(q) { #expect(stored.keys.sorted() == Self.ids(matching: q, model), "\(label) '\(q)' model") }
+        }
+        let report = try db.performMaintenance(.integrityCheck)
+        #expect(report.isOK, "\(label): \(report)")
+    }
+
     @Test(arguments: [11, 12, 13] as [UInt64])
     func blocksStayExact(seed: UInt64) throws {
         var r = RNG(seed: seed)
@@ -95,34 +147,7 @@ struct FullTextBlockMaintenanceTests {
         try verify(db, model, round: 0)
 
         for round in 1...3 {
-            for _ in 0..<150 {
-                let roll = r.int(10)
-                let id = "doc\(r.int(next + 50))"
-                if roll < 5 {
-                    let body = Self.text(&r)
-                    try coll.save(id: id, properties: ["body": .string(body)])
-                    model[id] = body
-                } else if roll < 7 {
-                    if model[id] != nil { try coll.delete(id: id); model[id] = nil }
-                } else if roll < 8 {
-                    try? coll.purge(id: id)
-                    model[id] = nil
-                } else {
-                    // A batch touching the same document twice (the last save wins) and others.
-                    try db.inBatch {
-                        for k in 0..<(2 + r.int(6)) {
-                            let other = k == 1 ? id : "doc\(r.int(next + 50))"
-                            let body = Self.text(&r)
-                            try coll.save(id: other, properties: ["body": .string(body)])
-                            model[other] = body
-                        }
-                        if let victim = model.keys.min(), r.int(2) == 0 {
-                            try coll.delete(id: victim)
-                            model[victim] = nil
-                        }
-                    }
-                }
-            }
+            for _ in 0..<150 { try Self.randomChange(&r, db, coll, &model, ids: next + 50) }
             try verify(db, model, round: round)
         }
     }
@@ -203,22 +228,6 @@ struct FullTextBlockMaintenanceTests {
             }
             return out
         }
-        func sameAsRebuilt(_ round: String) throws {
-            try coll.createIndex(withName: "ftFresh", config: FullTextIndexConfiguration(["body"], language: ""))
-            for w in Self.words + ["\(Self.words[0]) \(Self.words[1])", "\"\(Self.words[2]) \(Self.words[3])\""] {
-                func ranks(_ index: String) throws -> [String: Double] {
-                    let q = try db.createQuery("SELECT meta().id AS id, rank(\(index)) AS r FROM docs WHERE match(\(index), $q)")
-                    q.parameters = Parameters(["q": .string(w)])
-                    return Dictionary(uniqueKeysWithValues: try q.execute().allResults().map { ($0.string(forKey: "id")!, $0.double(forKey: "r")) })
-                }
-                let (stored, fresh) = (try ranks("ftLive"), try ranks("ftFresh"))
-                #expect(stored.keys.sorted() == fresh.keys.sorted(), "\(round) '\(w)'")
-                #expect(stored.allSatisfy { abs($0.value - (fresh[$0.key] ?? .nan)) < 1e-12 }, "\(round) '\(w)' ranks")
-            }
-            try coll.deleteIndex(forName: "ftFresh")
-            #expect(try db.performMaintenance(.integrityCheck).isOK, "\(round)")
-        }
-
         let before = try snapshot()
         #expect(before.state.retired == 0 && before.retired.isEmpty)
         // Edit one document: every block stays byte for byte; its old number is retired and
@@ -235,7 +244,7 @@ struct FullTextBlockMaintenanceTests {
             // Only a term's last block may grow (the new version's entry appended).
             #expect(now.starts(with: v), "block \(k) rewritten")
         }
-        try sameAsRebuilt("one edit")
+        try expectSameAsRebuilt(db, coll, model: model, "one edit")
 
         // Edits, deletes and purges below the vacuum threshold: stale entries stay, hidden.
         for i in 0..<100 {
@@ -249,7 +258,7 @@ struct FullTextBlockMaintenanceTests {
         let mid = try snapshot()
         #expect(mid.state.retired > 64 && mid.state.retired < mid.state.statistics.documentCount / 2)
         #expect(try storedNumbers(mid.blocks).contains { mid.retired.contains($0) }, "stale entries are kept until a vacuum")
-        try sameAsRebuilt("below the threshold")
+        try expectSameAsRebuilt(db, coll, model: model, "below the threshold")
         try verify(db, model, round: 1)
 
         // Past half the live documents: the flush vacuums.
@@ -263,7 +272,35 @@ struct FullTextBlockMaintenanceTests {
         let vacuumed = try snapshot()
         #expect(vacuumed.state.retired == 0 && vacuumed.retired.isEmpty)
         #expect(try storedNumbers(vacuumed.blocks) == Set(vacuumed.numbers.values), "only live numbers are stored")
-        try sameAsRebuilt("after the vacuum")
+        try expectSameAsRebuilt(db, coll, model: model, "after the vacuum")
+    }
+
+    /// Property (seeded): through random saves, edits, deletes and purges — alone and in
+    /// batches, across several vacuums — the live index answers every word, a two-word AND
+    /// and a phrase with the same documents and the same ranks as an index built afresh from
+    /// the documents, matches equal the model, and the integrity check is clean.
+    @Test(arguments: [41, 42, 43] as [UInt64])
+    func retiredNumbersAndVacuumsKeepTheIndexEqualToARebuild(seed: UInt64) throws {
+        var r = RNG(seed: seed)
+        let (db, coll) = try temporaryDocsDatabase()
+        defer { try? db.close() }
+        try coll.createIndex(withName: "ftLive", config: FullTextIndexConfiguration(["body"], language: ""))
+        let live = try #require(try coll.currentStore().indexes.first { $0.definition.name == "ftLive" })
+        let stats = try #require(live.statsTable)
+        func retired() throws -> Int { try db.read { try FullTextIndexKind.indexState(txn: $0, stats: stats).retired } }
+        var model: [String: String] = [:]
+        var vacuums = 0
+        var lastRetired = 0
+        for round in 0..<6 {
+            for _ in 0..<120 {
+                try Self.randomChange(&r, db, coll, &model, ids: 160)
+                let now = try retired()
+                if now < lastRetired { vacuums += 1 }
+                lastRetired = now
+            }
+            try expectSameAsRebuilt(db, coll, model: model, "seed \(seed) round \(round)")
+        }
+        #expect(vacuums >= 2, "seed \(seed): \(vacuums) vacuums")
     }
 
     @Test func queriesInsideABatchSeeTheBatchsSaves() throws {
