@@ -37,6 +37,7 @@ enum Commands {
         MaintenanceCommands.check,
         MaintenanceCommands.stats,
         MaintenanceCommands.compact,
+        MaintenanceCommands.optimize,
         ObservationCommands.changes,
         ObservationCommands.watch,
         ShellCommand.spec,

@@ -1,4 +1,4 @@
-// `tessera check`, `tessera stats` and `tessera compact`.
+// `tessera check`, `tessera stats`, `tessera compact` and `tessera optimize`.
 
 import Tessera
 
@@ -31,6 +31,26 @@ enum MaintenanceCommands {
             before and after.
             """,
         run: runCompact)
+
+    static let optimize = CommandSpec(
+        name: "optimize", operands: "DB",
+        summary: "Refresh index statistics and vacuum full-text indexes (database.performMaintenance(.optimize)).",
+        details: """
+            Recomputes the planner's statistics of every value and array index and drops
+            from every full-text index the entries of documents that changed or were deleted
+            since its last vacuum (queries skip them but still read them). One durable write;
+            query results do not change.
+            """,
+        run: runOptimize)
+
+    static func runOptimize(_ inv: Invocation) throws -> Int32 {
+        let db = try inv.database(create: false)
+        defer { inv.release(db) }
+        let start = monotonicSeconds()
+        try db.performMaintenance(.optimize)
+        IO.out.line("optimized \(db.path) in \(formatMillis(monotonicSeconds() - start))")
+        return ExitCode.ok
+    }
 
     static func runCheck(_ inv: Invocation) throws -> Int32 {
         let db = try inv.readingDatabase()

@@ -12,6 +12,12 @@ public enum MaintenanceType: Sendable {
     /// Recompute every index from the documents and compare; check counters and the
     /// by-sequence table. Reports each difference; changes nothing.
     case integrityCheck
+    /// Brings every index's upkeep up to date without changing what it answers: recomputes
+    /// the planner's statistics of value and array indexes, and drops from full-text indexes
+    /// the entries of documents that changed or were deleted since their last vacuum (queries
+    /// skip those entries but still read them; a save vacuums on its own once they reach half
+    /// the live documents). Runs in one write transaction (inside a batch: the batch's).
+    case optimize
 }
 
 /// What an integrity check found.
@@ -41,6 +47,22 @@ extension Database {
         case .compact:
             try compact()
             return IntegrityReport()
+        case .optimize:
+            try optimize()
+            return IntegrityReport()
+        }
+    }
+
+    /// `performMaintenance(.optimize)`: every index of every collection, in one write.
+    func optimize() throws {
+        try checkOpen()
+        try write { ctx in
+            try ctx.txn.flushPendingWork()
+            for key in ctx.catalog.collections.keys.sorted() {
+                for index in ctx.catalog.collections[key]!.indexes {
+                    try index.kind.optimize(index, txn: ctx.txn, meta: metaTable)
+                }
+            }
         }
     }
 

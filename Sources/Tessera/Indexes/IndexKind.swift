@@ -32,6 +32,11 @@ protocol IndexKind: AnyObject, Sendable {
     /// Builds the (empty) index over every live document of `docs`.
     func backfill(_ index: IndexStore, txn: WriteTransaction, docs: StorageTable) throws
 
+    /// `performMaintenance(.optimize)`: brings the index's upkeep up to date (planner
+    /// statistics, stale entries) without changing what it answers. Queued work of the
+    /// transaction is flushed before.
+    func optimize(_ index: IndexStore, txn: WriteTransaction, meta: StorageTable) throws
+
     /// Compares what is stored with what the documents give; one line per difference.
     /// `entries` counts the stored entries checked.
     func check(_ index: IndexStore, snapshot: Snapshot, docs: StorageTable, entries: inout Int) throws -> [String]
@@ -76,6 +81,7 @@ extension IndexKind {
     func answersExtreme(_ index: IndexStore, of expression: BoundExpr) -> Bool { false }
     func extremeValue(_ index: IndexStore, largest: Bool, snapshot: Snapshot) throws -> Value? { nil }
     static func options(fromJSON object: [String: Value]) throws -> [String: Value] { [:] }
+    func optimize(_ index: IndexStore, txn: WriteTransaction, meta: StorageTable) throws {}
 }
 
 /// The registered kinds of index. Adding a kind: its folder, and one line here.

@@ -303,6 +303,59 @@ struct FullTextBlockMaintenanceTests {
         #expect(vacuums >= 2, "seed \(seed): \(vacuums) vacuums")
     }
 
+    /// `performMaintenance(.optimize)` vacuums below the threshold: afterwards no retired
+    /// number is left, only live numbers are stored, and queries answer as before.
+    @Test func optimizeVacuumsRetiredNumbers() throws {
+        var r = RNG(seed: 51)
+        let (db, coll) = try temporaryDocsDatabase()
+        defer { try? db.close() }
+        try coll.createIndex(withName: "ftLive", config: FullTextIndexConfiguration(["body"], language: ""))
+        try coll.createIndex(withName: "byBody", config: ValueIndexConfiguration(["body"]))
+        var model: [String: String] = [:]
+        try db.inBatch {
+            for d in 0..<400 {
+                let body = Self.text(&r)
+                try coll.save(id: "doc\(d)", properties: ["body": .string(body)])
+                model["doc\(d)"] = body
+            }
+        }
+        for _ in 0..<60 { try Self.randomChange(&r, db, coll, &model, ids: 400) }
+        let live = try #require(try coll.currentStore().indexes.first { $0.definition.name == "ftLive" })
+        let stats = try #require(live.statsTable)
+        func state() throws -> FullTextIndexState { try db.read { try FullTextIndexKind.indexState(txn: $0, stats: stats) } }
+        #expect(try state().retired > 0)
+        try db.performMaintenance(.optimize)
+        #expect(try state().retired == 0)
+        let (numbers, stored): (Set<UInt32>, Set<UInt32>) = try db.read { snap in
+            var numbers = Set<UInt32>(), stored = Set<UInt32>()
+            try snap.withCursor(stats) { c in
+                try c.forEach { k, v in
+                    if k.first == 0x01 { numbers.insert(try FullTextPostingsCodec.decodeDocumentNumber(v).number) }
+                    return true
+                }
+            }
+            try snap.withCursor(live.table) { c in
+                try c.forEach { k, v in
+                    guard let (_, first) = FullTextPostingsCodec.splitBlockKey(k) else { return true }
+                    var it = PostingBlockIterator(value: v, firstDocument: first)
+                    while let e = try it.next() { stored.insert(e.document) }
+                    return true
+                }
+            }
+            return (numbers, stored)
+        }
+        #expect(stored == numbers)
+        try expectSameAsRebuilt(db, coll, model: model, "after optimize")
+        // Inside a batch, queued postings are merged first; nothing changes for queries.
+        try db.inBatch {
+            try coll.save(id: "doc1", properties: ["body": .string(Self.words[0])])
+            model["doc1"] = Self.words[0]
+            try db.performMaintenance(.optimize)
+        }
+        #expect(try state().retired == 0)
+        try expectSameAsRebuilt(db, coll, model: model, "after optimize in a batch")
+    }
+
     @Test func queriesInsideABatchSeeTheBatchsSaves() throws {
         let (db, coll) = try temporaryDocsDatabase()
         defer { try? db.close() }

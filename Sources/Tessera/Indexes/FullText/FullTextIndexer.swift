@@ -292,6 +292,18 @@ final class FullTextIndexKind: IndexKind, @unchecked Sendable {
         try pending.flush(txn: txn)
     }
 
+    /// Vacuums the retired numbers' entries now, whatever their share of the documents (a
+    /// flush does it once they reach half the live documents).
+    func optimize(_ store: IndexStore, txn: WriteTransaction, meta: StorageTable) throws {
+        try DatabaseError.checkingFullText(index: definition.name) {
+            guard let stats = store.statsTable else { return }
+            let changes = try FullTextPendingChanges(store: store, txn: txn)
+            guard changes.state.retired > 0 else { return }
+            try changes.vacuum(txn)
+            try txn.put(stats, key: FullTextPostingsCodec.corpusKey, value: FullTextPostingsCodec.encodeIndexState(changes.state))
+        }
+    }
+
     // MARK: - Integrity
 
     /// Compares postings, numbering and statistics with those recomputed from the documents.

@@ -57,6 +57,11 @@ struct KeyedEvaluation {
 }
 
 extension KeyedIndexKind {
+    /// Recomputes the planner statistics from the index as it is now.
+    func optimize(_ index: IndexStore, txn: WriteTransaction, meta: StorageTable) throws {
+        try IndexStatistics.refresh(index, txn: txn, meta: meta)
+    }
+
     /// The entries of one document, sorted by key (tests, diagnostics).
     func entries(_ index: IndexStore, docID: String, body: UnsafeRawBufferPointer, snapshot: Snapshot) -> [KeyedEntry] {
         var arena = KeyArena()
