@@ -137,6 +137,9 @@ public final class ResultSet {
     /// - Throws: the storage or evaluation error that stopped the query.
     public func allResults() throws -> [Result] {
         var out: [Result] = []
+        // A LIMIT bounds the rows: room for them at once rather than regrowing the array
+        // (and retaining every row again) five times for LIMIT 20.
+        if let limit = executor?.rowLimit { out.reserveCapacity(buffered.count + Swift.min(limit, 1_024)) }
         while let r = try next() { out.append(r) }
         return out
     }

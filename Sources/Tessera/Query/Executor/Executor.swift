@@ -50,6 +50,9 @@ final class Executor {
     private let limit: Int?
     private let offset: Int
 
+    /// The most rows this execution returns (its LIMIT), nil when unbounded.
+    var rowLimit: Int? { limit }
+
     enum ColumnEvaluator {
         case expression(Compiled)
         case star(Int)
