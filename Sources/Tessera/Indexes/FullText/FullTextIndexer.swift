@@ -132,11 +132,7 @@ final class FullTextIndexKind: IndexKind, @unchecked Sendable {
 
     /// Tokenizes a document's columns (`FullTextTokenizer.forEachInternedEntry`).
     @inline(__always)
-    func forEachInternedEntry(
-        _ columns: DocumentColumns,
-        _ body: (_ cacheKey: TermCacheKey, _ tokenCount: Int, _ termID: Int32, _ term: UnsafeBufferPointer<UInt8>,
-                 _ value: UnsafeBufferPointer<UInt8>) throws -> Void
-    ) rethrows -> Int {
+    func forEachInternedEntry(_ columns: DocumentColumns, _ body: InternedEntryBody) rethrows -> Int {
         switch columns {
         case .binary(let b): return try tokenizer.forEachInternedEntry(forBinary: b, body)
         case .values(let v): return try tokenizer.forEachInternedEntry(for: v, body)
@@ -198,7 +194,7 @@ final class FullTextIndexKind: IndexKind, @unchecked Sendable {
             let (old, storedTokens) = try FullTextPostingsCodec.decodeDocumentNumber(raw)
             // Numbers written before format 5 do not carry the token count: count it once.
             var oldTokens = storedTokens ?? 0
-            if storedTokens == nil { oldTokens = forEachInternedEntry(o) { _, _, _, _, _ in } }
+            if storedTokens == nil { oldTokens = forEachInternedEntry(o) { _, _, _, _, _, _ in } }
             pending.retire(old)
             pending.state.statistics.documentCount -= 1
             pending.state.statistics.totalTokens -= oldTokens
@@ -211,8 +207,9 @@ final class FullTextIndexKind: IndexKind, @unchecked Sendable {
             let number = pending.state.nextDocument
             guard number < UInt32.max else { throw DatabaseError(.limitReached, "full-text index '\(definition.name)' has numbered 2³² documents; rebuild it") }
             pending.state.nextDocument += 1
-            let tokens = try forEachInternedEntry(columns) { key, tokenCount, id, term, value in
-                try pending.addInterned(key: key, termID: id, term: term, document: number, tokenCount: tokenCount, positions: value)
+            let tokens = forEachInternedEntry(columns) { key, tokenCount, id, term, value, frequency in
+                pending.addInterned(key: key, termID: id, term: term, document: number, tokenCount: tokenCount,
+                                        positions: value, frequency: frequency)
             }
             try txn.put(stats, key: numberKey, value: FullTextPostingsCodec.documentNumberValue(number, tokens: tokens))
             try txn.put(stats, key: FullTextPostingsCodec.documentIDKey(number), value: idBytes)
@@ -270,8 +267,9 @@ final class FullTextIndexKind: IndexKind, @unchecked Sendable {
                 guard let columns = columns(store, body: DocumentRecord.body(v), txn: txn, context: context) else { return true }
                 let number = UInt32(ids.count)
                 ids.append(Array(k))
-                let tokens = try forEachInternedEntry(columns) { key, tokenCount, id, term, value in
-                    try pending.addInterned(key: key, termID: id, term: term, document: number, tokenCount: tokenCount, positions: value)
+                let tokens = forEachInternedEntry(columns) { key, tokenCount, id, term, value, frequency in
+                    pending.addInterned(key: key, termID: id, term: term, document: number, tokenCount: tokenCount,
+                                            positions: value, frequency: frequency)
                 }
                 tokenCounts.append(tokens)
                 pending.state.statistics.documentCount += 1
@@ -699,9 +697,8 @@ final class FullTextPendingChanges: PendingIndexWork {
     /// Queues a document's entry for a term straight from the tokenizer: the term's slot is
     /// found by its ID in the tokenizer's term cache (hashing its bytes only on first sight).
     func addInterned(key: TermCacheKey, termID: Int32, term: UnsafeBufferPointer<UInt8>, document: UInt32,
-                     tokenCount: Int, positions: UnsafeBufferPointer<UInt8>) throws {
+                     tokenCount: Int, positions: UnsafeBufferPointer<UInt8>, frequency: Int) {
         let id = internedSlot(key: key, termID: termID, term: term)
-        let frequency = try FullTextPostingsCodec.positionCount(UnsafeRawBufferPointer(positions))
         queue(slot: id, document: document, frequency: frequency, tokenCount: tokenCount, positions: positions)
     }
 

@@ -175,7 +175,7 @@ package struct FullTextTokenizer: Sendable {
         for columns: [Value],
         _ body: (_ term: UnsafeBufferPointer<UInt8>, _ value: UnsafeBufferPointer<UInt8>) throws -> Void
     ) rethrows -> Int {
-        try forEachInternedEntry(for: columns) { _, _, _, term, value in try body(term, value) }
+        try forEachInternedEntry(for: columns) { _, _, _, term, value, _ in try body(term, value) }
     }
 
     /// Like `forEachIndexEntry(for:_:)`, for bulk indexing: also hands out the term's ID in
@@ -185,8 +185,7 @@ package struct FullTextTokenizer: Sendable {
     @discardableResult
     func forEachInternedEntry(
         for columns: [Value],
-        _ body: (_ cacheKey: TermCacheKey, _ tokenCount: Int, _ termID: Int32, _ term: UnsafeBufferPointer<UInt8>,
-                 _ value: UnsafeBufferPointer<UInt8>) throws -> Void
+        _ body: InternedEntryBody
     ) rethrows -> Int {
         try internedEntries(columns: columns.count, { ws, c in ws.scanValue(columns[c]) }, body)
     }
@@ -198,8 +197,7 @@ package struct FullTextTokenizer: Sendable {
     @discardableResult
     func forEachInternedEntry(
         forBinary columns: [BinaryValue?],
-        _ body: (_ cacheKey: TermCacheKey, _ tokenCount: Int, _ termID: Int32, _ term: UnsafeBufferPointer<UInt8>,
-                 _ value: UnsafeBufferPointer<UInt8>) throws -> Void
+        _ body: InternedEntryBody
     ) rethrows -> Int {
         try internedEntries(columns: columns.count, { ws, c in
             guard let v = columns[c] else { return }
@@ -218,8 +216,7 @@ package struct FullTextTokenizer: Sendable {
     private func internedEntries(
         columns: Int,
         _ scanColumn: (TokenizerWorkspace, Int) -> Void,
-        _ body: (_ cacheKey: TermCacheKey, _ tokenCount: Int, _ termID: Int32, _ term: UnsafeBufferPointer<UInt8>,
-                 _ value: UnsafeBufferPointer<UInt8>) throws -> Void
+        _ body: InternedEntryBody
     ) rethrows -> Int {
         try pool.withWorkspace { ws in
             ws.beginTokenizing()
@@ -236,7 +233,7 @@ package struct FullTextTokenizer: Sendable {
                 let end = Int(ws.valueEnds.base[k])
                 let value = UnsafeBufferPointer(start: ws.valueBytes.base + start, count: end - start)
                 let id = ws.groupOrder.base[k]
-                try body(key, tokenCount, id, ws.termUTF8(id), value)
+                try body(key, tokenCount, id, ws.termUTF8(id), value, Int(ws.valueFrequencies.base[k]))
                 start = end
             }
             return tokenCount
@@ -343,6 +340,12 @@ final class TokenizerWorkspacePool: Sendable {
 }
 
 /// Identifies the term IDs of one workspace's term cache between two resets.
+/// What `FullTextTokenizer.forEachInternedEntry` calls once per distinct term of a document:
+/// the term cache it used, the document's token count, the term's ID in that cache, its UTF-8
+/// bytes, its encoded positions and its frequency (the number of those positions).
+typealias InternedEntryBody = (_ cacheKey: TermCacheKey, _ tokenCount: Int, _ termID: Int32, _ term: UnsafeBufferPointer<UInt8>,
+                               _ value: UnsafeBufferPointer<UInt8>, _ frequency: Int) throws -> Void
+
 struct TermCacheKey: Equatable {
     var workspace: Int
     var generation: Int
@@ -408,9 +411,11 @@ extension TokenizerWorkspace {
         }
         valueBytes.count = 0
         valueEnds.count = 0
+        valueFrequencies.count = 0
         for k in 0..<groupOrder.count {
             let t = Int(groupOrder.base[k])
             var i = Int(head[t])
+            var frequency: Int32 = 0
             while i >= 0 {
                 let column = toks[i].column
                 var count: UInt64 = 0
@@ -419,6 +424,7 @@ extension TokenizerWorkspace {
                     count &+= 1
                     j = Int(next[j])
                 }
+                frequency &+= Int32(truncatingIfNeeded: count)
                 FullTextPostingsCodec.appendVarint(UInt64(column), to: &valueBytes)
                 FullTextPostingsCodec.appendVarint(count, to: &valueBytes)
                 var previous: UInt32 = 0
@@ -432,6 +438,7 @@ extension TokenizerWorkspace {
                 i = j
             }
             valueEnds.append(Int32(valueBytes.count))
+            valueFrequencies.append(frequency)
             head[t] = -1
         }
     }

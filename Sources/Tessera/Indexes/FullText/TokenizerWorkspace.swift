@@ -126,6 +126,8 @@ final class TokenizerWorkspace: @unchecked Sendable {
     @exclusivity(unchecked) var groupOrder = UnsafeGrowableBuffer<Int32>(capacity: 256)
     @exclusivity(unchecked) var valueBytes = UnsafeGrowableBuffer<UInt8>(capacity: 4096)
     @exclusivity(unchecked) var valueEnds = UnsafeGrowableBuffer<Int32>(capacity: 256)
+    /// Each grouped term's frequency (its number of positions), beside `valueEnds`.
+    @exclusivity(unchecked) var valueFrequencies = UnsafeGrowableBuffer<Int32>(capacity: 256)
 
     init(_ settings: TokenizerSettings) {
         ignoreAccents = settings.ignoreAccents
@@ -165,6 +167,7 @@ final class TokenizerWorkspace: @unchecked Sendable {
         groupOrder.deallocate()
         valueBytes.deallocate()
         valueEnds.deallocate()
+        valueFrequencies.deallocate()
     }
 
     // MARK: - Calls
