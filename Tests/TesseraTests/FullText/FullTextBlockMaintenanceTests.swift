@@ -181,6 +181,55 @@ struct FullTextBlockMaintenanceTests {
         for batch in [1, 7, 100] { #expect(try blocks(batch: batch) == whole, "batches of \(batch)") }
     }
 
+    /// What a full-text index stores, read in one snapshot: its blocks, corpus state, retired
+    /// set and each document's number.
+    struct StoredIndex {
+        var blocks: [[UInt8]: [UInt8]] = [:]
+        var state: FullTextIndexState
+        var retired: RetiredNumbers
+        var numbers: [String: UInt32] = [:]
+
+        init(_ db: Database, _ index: IndexStore) throws {
+            let stats = try #require(index.statsTable)
+            (blocks, state, retired, numbers) = try db.read { snap in
+                var blocks: [[UInt8]: [UInt8]] = [:]
+                try snap.withCursor(index.table) { c in try c.forEach { k, v in blocks[Array(k)] = Array(v); return true } }
+                var numbers: [String: UInt32] = [:]
+                try snap.withCursor(stats) { c in
+                    try c.forEach { k, v in
+                        if k.first == 0x01 { numbers[String(decoding: k.dropFirst(), as: UTF8.self)] = try FullTextPostingsCodec.decodeDocumentNumber(v).number }
+                        return true
+                    }
+                }
+                return (blocks, try FullTextIndexKind.indexState(txn: snap, stats: stats), try RetiredNumbers(txn: snap, stats: stats), numbers)
+            }
+        }
+
+        /// Every document number some block holds an entry for.
+        func storedNumbers() throws -> Set<UInt32> {
+            var out = Set<UInt32>()
+            for (k, v) in blocks {
+                let first = try #require(k.withUnsafeBytes { FullTextPostingsCodec.splitBlockKey($0)?.firstDocument })
+                try v.withUnsafeBytes { raw in
+                    var it = PostingBlockIterator(value: raw, firstDocument: first)
+                    while let e = try it.next() { out.insert(e.document) }
+                }
+            }
+            return out
+        }
+    }
+
+    /// Saves `count` documents `doc0`… with random text in one batch, into the collection and `model`.
+    static func load(_ count: Int, _ r: inout RNG, _ db: Database, _ coll: Collection, _ model: inout [String: String]) throws {
+        try db.inBatch {
+            for d in 0..<count {
+                let body = Self.text(&r)
+                try coll.save(id: "doc\(d)", properties: ["body": .string(body)])
+                model["doc\(d)"] = body
+            }
+        }
+    }
+
     /// An edit retires the document's number instead of rewriting the blocks it is in: the
     /// term lists' existing blocks keep their bytes, the new version's entries go after them,
     /// and readers skip the retired number (matches, document frequencies and ranks equal a
@@ -192,42 +241,10 @@ struct FullTextBlockMaintenanceTests {
         defer { try? db.close() }
         try coll.createIndex(withName: "ftLive", config: FullTextIndexConfiguration(["body"], language: ""))
         var model: [String: String] = [:]
-        try db.inBatch {
-            for d in 0..<600 {
-                let body = Self.text(&r)
-                try coll.save(id: "doc\(d)", properties: ["body": .string(body)])
-                model["doc\(d)"] = body
-            }
-        }
+        try Self.load(600, &r, db, coll, &model)
         try coll.createIndex(withName: "ftBackfilled", config: FullTextIndexConfiguration(["body"], language: ""))
-        let store = try coll.currentStore()
-        let live = try #require(store.indexes.first { $0.definition.name == "ftLive" })
-        let stats = try #require(live.statsTable)
-        func snapshot() throws -> (blocks: [[UInt8]: [UInt8]], state: FullTextIndexState, retired: RetiredNumbers, numbers: [String: UInt32]) {
-            try db.read { snap in
-                var blocks: [[UInt8]: [UInt8]] = [:]
-                try snap.withCursor(live.table) { c in try c.forEach { k, v in blocks[Array(k)] = Array(v); return true } }
-                var numbers: [String: UInt32] = [:]
-                try snap.withCursor(stats) { c in
-                    try c.forEach { k, v in
-                        if k.first == 0x01 { numbers[String(decoding: k.dropFirst(), as: UTF8.self)] = try FullTextPostingsCodec.decodeDocumentNumber(v).number }
-                        return true
-                    }
-                }
-                return (blocks, try FullTextIndexKind.indexState(txn: snap, stats: stats), try RetiredNumbers(txn: snap, stats: stats), numbers)
-            }
-        }
-        func storedNumbers(_ blocks: [[UInt8]: [UInt8]]) throws -> Set<UInt32> {
-            var out = Set<UInt32>()
-            for (k, v) in blocks {
-                let first = try #require(k.withUnsafeBytes { FullTextPostingsCodec.splitBlockKey($0)?.firstDocument })
-                try v.withUnsafeBytes { raw in
-                    var it = PostingBlockIterator(value: raw, firstDocument: first)
-                    while let e = try it.next() { out.insert(e.document) }
-                }
-            }
-            return out
-        }
+        let live = try #require(try coll.currentStore().indexes.first { $0.definition.name == "ftLive" })
+        func snapshot() throws -> StoredIndex { try StoredIndex(db, live) }
         let before = try snapshot()
         #expect(before.state.retired == 0 && before.retired.isEmpty)
         // Edit one document: every block stays byte for byte; its old number is retired and
@@ -257,7 +274,7 @@ struct FullTextBlockMaintenanceTests {
         }
         let mid = try snapshot()
         #expect(mid.state.retired > 64 && mid.state.retired < mid.state.statistics.documentCount / 2)
-        #expect(try storedNumbers(mid.blocks).contains { mid.retired.contains($0) }, "stale entries are kept until a vacuum")
+        #expect(try mid.storedNumbers().contains { mid.retired.contains($0) }, "stale entries are kept until a vacuum")
         try expectSameAsRebuilt(db, coll, model: model, "below the threshold")
         try verify(db, model, round: 1)
 
@@ -271,7 +288,7 @@ struct FullTextBlockMaintenanceTests {
         }
         let vacuumed = try snapshot()
         #expect(vacuumed.state.retired == 0 && vacuumed.retired.isEmpty)
-        #expect(try storedNumbers(vacuumed.blocks) == Set(vacuumed.numbers.values), "only live numbers are stored")
+        #expect(try vacuumed.storedNumbers() == Set(vacuumed.numbers.values), "only live numbers are stored")
         try expectSameAsRebuilt(db, coll, model: model, "after the vacuum")
     }
 
@@ -312,39 +329,14 @@ struct FullTextBlockMaintenanceTests {
         try coll.createIndex(withName: "ftLive", config: FullTextIndexConfiguration(["body"], language: ""))
         try coll.createIndex(withName: "byBody", config: ValueIndexConfiguration(["body"]))
         var model: [String: String] = [:]
-        try db.inBatch {
-            for d in 0..<400 {
-                let body = Self.text(&r)
-                try coll.save(id: "doc\(d)", properties: ["body": .string(body)])
-                model["doc\(d)"] = body
-            }
-        }
+        try Self.load(400, &r, db, coll, &model)
         for _ in 0..<60 { try Self.randomChange(&r, db, coll, &model, ids: 400) }
         let live = try #require(try coll.currentStore().indexes.first { $0.definition.name == "ftLive" })
-        let stats = try #require(live.statsTable)
-        func state() throws -> FullTextIndexState { try db.read { try FullTextIndexKind.indexState(txn: $0, stats: stats) } }
-        #expect(try state().retired > 0)
+        #expect(try StoredIndex(db, live).state.retired > 0)
         try db.performMaintenance(.optimize)
-        #expect(try state().retired == 0)
-        let (numbers, stored): (Set<UInt32>, Set<UInt32>) = try db.read { snap in
-            var numbers = Set<UInt32>(), stored = Set<UInt32>()
-            try snap.withCursor(stats) { c in
-                try c.forEach { k, v in
-                    if k.first == 0x01 { numbers.insert(try FullTextPostingsCodec.decodeDocumentNumber(v).number) }
-                    return true
-                }
-            }
-            try snap.withCursor(live.table) { c in
-                try c.forEach { k, v in
-                    guard let (_, first) = FullTextPostingsCodec.splitBlockKey(k) else { return true }
-                    var it = PostingBlockIterator(value: v, firstDocument: first)
-                    while let e = try it.next() { stored.insert(e.document) }
-                    return true
-                }
-            }
-            return (numbers, stored)
-        }
-        #expect(stored == numbers)
+        let optimized = try StoredIndex(db, live)
+        #expect(optimized.state.retired == 0 && optimized.retired.isEmpty)
+        #expect(try optimized.storedNumbers() == Set(optimized.numbers.values), "only live numbers are stored")
         try expectSameAsRebuilt(db, coll, model: model, "after optimize")
         // Inside a batch, queued postings are merged first; nothing changes for queries.
         try db.inBatch {
@@ -352,7 +344,7 @@ struct FullTextBlockMaintenanceTests {
             model["doc1"] = Self.words[0]
             try db.performMaintenance(.optimize)
         }
-        #expect(try state().retired == 0)
+        #expect(try StoredIndex(db, live).state.retired == 0)
         try expectSameAsRebuilt(db, coll, model: model, "after optimize in a batch")
     }
 

@@ -179,6 +179,13 @@ struct FileSafetyTests {
         #expect(try formatVersion(at: dir.path) == Database.formatVersion)
     }
 
+    /// Copies the data file of a database an older version wrote (a folder beside this file)
+    /// into `dir`.
+    func copyOldDatabase(_ folder: String, to dir: ScratchDirectory) throws {
+        let fixture = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent(folder + "/data.mdb")
+        try FileManager.default.copyItem(atPath: fixture.path, toPath: dir.child("data.mdb"))
+    }
+
     /// The `format` record of a closed database.
     func formatVersion(at path: String) throws -> UInt32 {
         let env = try Environment(path: path)
@@ -227,8 +234,7 @@ struct FileSafetyTests {
     @Test func aFormat3DatabaseGetsItsArrayIndexesRebuilt() throws {
         let dir = ScratchDirectory("format3")
         defer { dir.remove() }
-        let fixture = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("Format3Database/data.mdb")
-        try FileManager.default.copyItem(atPath: fixture.path, toPath: dir.child("data.mdb"))
+        try copyOldDatabase("Format3Database", to: dir)
 
         let db = try Database(path: dir.path)
         defer { try? db.close() }
@@ -257,8 +263,7 @@ struct FileSafetyTests {
     @Test func aFormat4DatabaseKeepsItsFullTextIndex() throws {
         let dir = ScratchDirectory("format4")
         defer { dir.remove() }
-        let fixture = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("Format4Database/data.mdb")
-        try FileManager.default.copyItem(atPath: fixture.path, toPath: dir.child("data.mdb"))
+        try copyOldDatabase("Format4Database", to: dir)
 
         let db = try Database(path: dir.path)
         defer { try? db.close() }
