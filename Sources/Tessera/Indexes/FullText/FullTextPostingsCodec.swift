@@ -41,8 +41,8 @@
 /// never tokenized again (its token count, kept with the number, corrects the corpus totals).
 /// Readers skip retired numbers while decoding a list, so document frequencies, ranks and
 /// matches are exactly those of the live documents. Once the retired numbers reach half the
-/// live documents, a flush rewrites every block without their entries and clears the set
-/// (`FullTextPendingChanges.vacuum`). The token count after the number is absent in entries
+/// live documents (or on `performMaintenance(.optimize)`), every term holding their entries is
+/// rewritten without them and the set is cleared (`FullTextPendingChanges.vacuum`). The token count after the number is absent in entries
 /// written before format 5; updating such a document tokenizes its old text once to count.
 enum FullTextPostingsCodec {
     /// The separator between term and block number.

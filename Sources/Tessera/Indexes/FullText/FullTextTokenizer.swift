@@ -339,13 +339,13 @@ final class TokenizerWorkspacePool: Sendable {
     }
 }
 
-/// Identifies the term IDs of one workspace's term cache between two resets.
 /// What `FullTextTokenizer.forEachInternedEntry` calls once per distinct term of a document:
 /// the term cache it used, the document's token count, the term's ID in that cache, its UTF-8
 /// bytes, its encoded positions and its frequency (the number of those positions).
 typealias InternedEntryBody = (_ cacheKey: TermCacheKey, _ tokenCount: Int, _ termID: Int32, _ term: UnsafeBufferPointer<UInt8>,
                                _ value: UnsafeBufferPointer<UInt8>, _ frequency: Int) throws -> Void
 
+/// Identifies the term IDs of one workspace's term cache between two resets.
 struct TermCacheKey: Equatable {
     var workspace: Int
     var generation: Int
