@@ -31,6 +31,7 @@ struct Catalog: Sendable {
 
     static func docTableName(_ key: CollectionKey) -> String { "doc:" + key.fullName }
     static func seqTableName(_ key: CollectionKey) -> String { "seq:" + key.fullName }
+    static func idTableName(_ key: CollectionKey) -> String { "ids:" + key.fullName }
 
     static func load(txn: Snapshot, meta: StorageTable) throws -> Catalog {
         var catalog = Catalog()
@@ -58,7 +59,7 @@ struct Catalog: Sendable {
                 throw damaged("collection entry \(i + 1) has no scope or name")
             }
             let key = CollectionKey(unchecked: s, n)
-            catalog.collections[key] = CollectionStore(key: key, docs: .placeholder, bySequence: .placeholder, indexes: [])
+            catalog.collections[key] = CollectionStore(key: key, docs: .placeholder, bySequence: .placeholder, ids: .placeholder, indexes: [])
             var defs: [IndexDefinition] = []
             for (j, d) in (c["indexes"].arrayValue ?? []).enumerated() {
                 guard let def = IndexDefinition(json: d) else {
@@ -73,7 +74,7 @@ struct Catalog: Sendable {
 
     mutating func ensureDefaultCollection(txn: WriteTransaction, meta: StorageTable) throws {
         if collections[.defaultCollection] == nil {
-            collections[.defaultCollection] = CollectionStore(key: .defaultCollection, docs: .placeholder, bySequence: .placeholder, indexes: [])
+            collections[.defaultCollection] = CollectionStore(key: .defaultCollection, docs: .placeholder, bySequence: .placeholder, ids: .placeholder, indexes: [])
             try save(txn: txn, meta: meta)
         }
     }
@@ -106,11 +107,12 @@ struct Catalog: Sendable {
     static func openCollection(_ key: CollectionKey, txn: Snapshot, definitions: [IndexDefinition]) throws -> CollectionStore {
         let docs = try txn.table(named: docTableName(key))
         let seq = try txn.table(named: seqTableName(key))
+        let ids = try txn.table(named: idTableName(key))
         var indexes: [IndexStore] = []
         for def in definitions {
             indexes.append(try IndexStore.open(def, collection: key, txn: txn))
         }
-        return CollectionStore(key: key, docs: docs, bySequence: seq, indexes: indexes)
+        return CollectionStore(key: key, docs: docs, bySequence: seq, ids: ids, indexes: indexes)
     }
 
     mutating func save(txn: WriteTransaction, meta: StorageTable) throws {

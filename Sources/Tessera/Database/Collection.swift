@@ -181,6 +181,7 @@ public final class Collection: @unchecked Sendable, CustomStringConvertible {
             }
             if !old.deleted {
                 try IndexMaintenance.update(store: store, txn: ctx.txn, docID: id, old: DocumentRecord.body(raw), new: nil)
+                try PrimaryKeyIDs.update(ctx.txn, store, id: Array(id.utf8), live: false, append: false)
                 ctx.adjustCount(key, by: -1)
             }
             try ctx.txn.delete(store.bySequence, key: sequenceKey(old.sequence))
@@ -230,6 +231,9 @@ public final class Collection: @unchecked Sendable, CustomStringConvertible {
                 }
             }
             let wasLive = old != nil && !old!.deleted
+            if wasLive == deleting {
+                try PrimaryKeyIDs.update(txn, store, id: idBytes, live: !deleting, append: flags.contains(.append))
+            }
             if deleting { if wasLive { ctx.adjustCount(key, by: -1) } } else if !wasLive { ctx.adjustCount(key, by: 1) }
             return (seq, record.revisionID)
         }

@@ -104,6 +104,7 @@ extension Database {
         try read { txn in
             var live = 0
             var sequences: [UInt64: String] = [:]
+            var liveIDs: [[UInt8]] = []
             try txn.withCursor(store.docs) { c in
                 try c.forEach { k, v in
                     let id = String(decoding: k, as: UTF8.self)
@@ -121,6 +122,7 @@ extension Database {
                     }
                     if !h.deleted {
                         live += 1
+                        liveIDs.append(Array(k))
                         if BinaryValue.root(DocumentRecord.body(v)).map({ $0.isValid }) != true {
                             report.problems.append("\(key): document '\(id)' has a damaged body")
                         }
@@ -145,6 +147,7 @@ extension Database {
                     return true
                 }
             }
+            report.problems += try PrimaryKeyIDs.check(txn, store, live: liveIDs)
             if bySeq != sequences.count { report.problems.append("\(key): \(sequences.count) documents but \(bySeq) by-sequence entries") }
             for index in store.indexes {
                 report.problems += try index.check(snapshot: txn, docs: store.docs, entries: &report.indexEntries)

@@ -58,7 +58,7 @@ public final class Database: @unchecked Sendable {
     // the thread that `writerThread` names.
 
     /// The current on-disk format version. Databases with a larger version are refused.
-    public static let formatVersion: UInt32 = 5
+    public static let formatVersion: UInt32 = 6
     static let magic: [UInt8] = Array("TSRA".utf8)
 
     /// The database name (last path component, without extension).
@@ -223,6 +223,10 @@ public final class Database: @unchecked Sendable {
                     // Indexes whose stored layout changed since (a kind says which) are rebuilt
                     // from the documents; documents and other indexes are untouched.
                     try catalog.rebuildIndexes(txn: txn, meta: meta, fromFormat: storedVersion)
+                    // Format 6 added each collection's table of live IDs.
+                    if storedVersion < 6 {
+                        for store in catalog.collections.values { try PrimaryKeyIDs.fill(txn, store) }
+                    }
                     try txn.put(meta, key: Array("format".utf8), value: Database.magic + withUnsafeBytes(of: Database.formatVersion.littleEndian) { Array($0) })
                 }
                 return (meta, catalog)

@@ -252,7 +252,7 @@ struct IndexAdvisor {
         guard let key = src.collectionKey else { return [] }
         let p = printer(key)
         let terms = (q.whereClause?.conjuncts ?? []).map(Planner.orAsIn)
-        let request = AccessRequest(query: q, source: src, terms: terms, parameters: [:], snapshot: ctx.txn, docs: .placeholder,
+        let request = AccessRequest(query: q, source: src, terms: terms, parameters: [:], snapshot: ctx.txn, docs: .placeholder, ids: .placeholder,
                                     meta: database.metaTable)
         let planning = KeyedPlanning(request: request)
         var equalities: [(BoundExpr, BoundExpr)] = [] // (expression, term)

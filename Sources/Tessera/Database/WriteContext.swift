@@ -118,6 +118,7 @@ final class WriteContext {
         guard let store = catalog.collections[key] else { return }
         try txn.drop(store.docs, delete: true)
         try txn.drop(store.bySequence, delete: true)
+        try txn.drop(store.ids, delete: true)
         for index in store.indexes {
             try index.drop(txn: txn)
             try IndexStatistics.remove(index, txn: txn, meta: database.metaTable)

@@ -4,17 +4,21 @@ final class CollectionStore: Sendable {
     let key: CollectionKey
     let docs: StorageTable
     let bySequence: StorageTable
+    /// The IDs of the live documents (ID → empty value), in the `docs` table's order: the
+    /// primary key's covering table (`PrimaryKeyIDs`).
+    let ids: StorageTable
     let indexes: [IndexStore]
 
-    init(key: CollectionKey, docs: StorageTable, bySequence: StorageTable, indexes: [IndexStore]) {
+    init(key: CollectionKey, docs: StorageTable, bySequence: StorageTable, ids: StorageTable, indexes: [IndexStore]) {
         self.key = key
         self.docs = docs
         self.bySequence = bySequence
+        self.ids = ids
         self.indexes = indexes
     }
 
     func with(indexes: [IndexStore]) -> CollectionStore {
-        CollectionStore(key: key, docs: docs, bySequence: bySequence, indexes: indexes)
+        CollectionStore(key: key, docs: docs, bySequence: bySequence, ids: ids, indexes: indexes)
     }
 }
 

@@ -141,6 +141,8 @@ struct AccessRequest {
     let snapshot: Snapshot
     /// The collection's documents table.
     let docs: StorageTable
+    /// The collection's table of live document IDs (the primary key's covering table).
+    let ids: StorageTable
     /// The `meta` table (stored index statistics).
     let meta: StorageTable
 }

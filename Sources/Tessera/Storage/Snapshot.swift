@@ -142,7 +142,7 @@ final class WriteTransaction: Snapshot {
         } catch LMDBError.dbsFull {
             let limit = Environment.Options().maxTables
             throw DatabaseError(.limitReached, "cannot create table '\(name)': a database holds at most \(limit) tables "
-                + "(2 per collection, 1 per value or array index, 2 per full-text index: about \((limit - 3) / 2) collections)")
+                + "(3 per collection, 1 per value or array index, 2 per full-text index: about \((limit - 3) / 3) collections)")
         }
     }
 

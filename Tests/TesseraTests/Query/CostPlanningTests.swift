@@ -71,7 +71,7 @@ struct CostPlanningTests {
         let s = try Self.plan(db, "SELECT meta().id, price FROM h WHERE price >= 0 ORDER BY price LIMIT 5")
         #expect(s.index == "byPrice")
         #expect((s.estimatedRows ?? .max) <= 5)
-        #expect(try db.createQuery("SELECT meta().id FROM h ORDER BY meta().id LIMIT 3").explain().planOnly == "SCAN h USING PRIMARY KEY ORDER\nLIMIT 3")
+        #expect(try db.createQuery("SELECT meta().id FROM h ORDER BY meta().id LIMIT 3").explain().planOnly == "SCAN h USING COVERING PRIMARY KEY\nLIMIT 3")
         // A MATCH-free covering GROUP BY reads the index, not the documents.
         #expect(try Self.plan(db, "SELECT type, count(*) AS n FROM h GROUP BY type").index == "byType")
     }

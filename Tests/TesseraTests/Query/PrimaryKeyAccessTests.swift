@@ -1,3 +1,4 @@
+import LMDB
 import Testing
 @testable import Tessera
 
@@ -63,7 +64,9 @@ struct PrimaryKeyAccessTests {
             let wherePart = r.chance(0.9) ? " WHERE " + Self.randomPredicate(&r, ids: ids) : ""
             let order = r.pick(["", " ORDER BY ID", " ORDER BY ID DESC"])
             let limit = order.isEmpty || r.chance(0.4) ? "" : " LIMIT \(r.int(20)) OFFSET \(r.int(3))"
-            let sql = "SELECT ID AS id, n FROM hotels" + wherePart + order + limit
+            // Half the queries read only IDs (the covering ID table), some only count them.
+            let select = r.chance(0.15) && order.isEmpty ? "SELECT count(*) AS c" : r.chance(0.5) ? "SELECT ID AS id" : "SELECT ID AS id, n"
+            let sql = select + " FROM hotels" + wherePart + order + limit
             var a = try Self.rows(db, sql, pk: true)
             var b = try Self.rows(db, sql, pk: false)
             if order.isEmpty { a.sort(); b.sort() }
@@ -82,10 +85,13 @@ struct PrimaryKeyAccessTests {
         #expect(try db.createQuery("SELECT n FROM hotels WHERE meta().id IN ('a', 'b')").explain() == "SEARCH hotels USING PRIMARY KEY (id IN (2))")
         #expect(try db.createQuery("SELECT n FROM hotels WHERE meta().id LIKE 'ho%'").explain() == "SEARCH hotels USING PRIMARY KEY (id LIKE 'ho%')")
         let ordered = try db.createQuery("SELECT meta().id FROM hotels ORDER BY meta().id DESC LIMIT 5").explain()
-        #expect(ordered.hasPrefix("SCAN hotels USING PRIMARY KEY ORDER"), "\(ordered)")
+        // Only IDs are read: the table of live IDs covers the query.
+        #expect(ordered.hasPrefix("SCAN hotels USING COVERING PRIMARY KEY"), "\(ordered)")
+        let orderedDocuments = try db.createQuery("SELECT n FROM hotels ORDER BY meta().id DESC LIMIT 5").explain()
+        #expect(orderedDocuments.hasPrefix("SCAN hotels USING PRIMARY KEY ORDER"), "\(orderedDocuments)")
         #expect(!ordered.contains("TEMP B-TREE"), "\(ordered)")
         let ranged = try db.createQuery("SELECT meta().id FROM hotels WHERE meta().id >= $x ORDER BY meta().id LIMIT 20").explain()
-        #expect(ranged.hasPrefix("SEARCH hotels USING PRIMARY KEY (id>=?)"), "\(ranged)")
+        #expect(ranged.hasPrefix("SEARCH hotels USING COVERING PRIMARY KEY (id>=?)"), "\(ranged)")
         #expect(!ranged.contains("TEMP B-TREE"), "\(ranged)")
     }
 
@@ -148,5 +154,90 @@ struct PrimaryKeyAccessTests {
             five.parameters = p
             #expect(try five.execute().allResults().map { $0.string(at: 0)! }.sorted() == Set(picks).filter(liveSet.contains).sorted(), "round \(round)")
         }
+    }
+
+    /// The table of live IDs follows every kind of write — new documents in and out of ID
+    /// order, deletes, re-creating a deleted document, purges, a rolled-back batch — and a
+    /// batch's own queries see its writes. Covering queries (only `meta().id` read) then
+    /// return what a full scan of the documents returns.
+    @Test("queries reading only IDs use the ID table, which follows every write", arguments: [UInt64(5), 17])
+    func coveringIDTable(seed: UInt64) throws {
+        let db = try Database.temporary()
+        defer { try? db.close() }
+        let c = try db.createCollection(name: "hotels")
+        var r = SplitMix64(seed: seed)
+        var live = Set<String>()
+        func check(_ what: String) throws {
+            let expected = live.sorted { $0.utf8.lexicographicallyPrecedes($1.utf8) }
+            let query = try db.createQuery("SELECT meta().id AS id FROM hotels ORDER BY meta().id")
+            #expect(try query.explain().hasPrefix("SCAN hotels USING COVERING PRIMARY KEY"))
+            #expect(try query.execute().allResults().map { $0.string(at: 0)! } == expected, "\(what)")
+            let from = "h" + String(r.int(10))
+            let ranged = try db.createQuery("SELECT meta().id AS id FROM hotels WHERE meta().id >= '\(from)' ORDER BY meta().id DESC LIMIT 7")
+                .execute().allResults().map { $0.string(at: 0)! }
+            #expect(ranged == Array(expected.filter { $0.utf8.lexicographicallyPrecedes(from.utf8) == false }.reversed().prefix(7)), "\(what)")
+            let counted = try db.createQuery("SELECT count(*) FROM hotels WHERE meta().id LIKE 'h1%'").execute().next()?.int(at: 0)
+            #expect(counted == expected.filter { $0.hasPrefix("h1") }.count, "\(what)")
+        }
+        for round in 0..<6 {
+            try db.inBatch {
+                for _ in 0..<120 {
+                    let id = "h" + String(r.int(400))
+                    switch r.int(10) {
+                    case 0...5:
+                        try c.save(id: id, json: #"{"n":\#(r.int(9))}"#)
+                        live.insert(id)
+                    case 6, 7:
+                        if live.contains(id) { try c.delete(id: id); live.remove(id) }
+                    default:
+                        if (try? c.purge(id: id)) != nil { live.remove(id) }
+                    }
+                }
+                try check("inside batch \(round)")
+            }
+            try check("after batch \(round)")
+            // A batch that throws leaves the ID table as it was.
+            struct Rollback: Error {}
+            #expect(throws: Rollback.self) {
+                try db.inBatch {
+                    for i in 0..<20 { try c.save(id: "h\(i)zz", json: "{}") }
+                    for id in live.prefix(10) { try c.delete(id: id) }
+                    throw Rollback()
+                }
+            }
+            try check("after a rollback \(round)")
+            #expect(try db.performMaintenance(.integrityCheck).isOK)
+        }
+        // IDs written in ascending order are appended to the table.
+        try db.inBatch { for i in 0..<300 { try c.save(id: String(format: "z%04d", i), json: "{}") } }
+        for i in 0..<300 { live.insert(String(format: "z%04d", i)) }
+        try check("after appends")
+        #expect(try db.performMaintenance(.integrityCheck).isOK)
+    }
+
+    /// The integrity check compares the ID table with the live documents.
+    @Test("the integrity check reports an ID table that disagrees with the documents")
+    func damagedIDTable() throws {
+        let dir = ScratchDirectory("ids")
+        defer { dir.remove() }
+        do {
+            let db = try Database(path: dir.path)
+            let c = try db.createCollection(name: "hotels")
+            for id in ["a", "b", "c"] { try c.save(id: id, json: "{}") }
+            try c.delete(id: "c")
+            try db.close()
+        }
+        let env = try Environment(path: dir.path)
+        let table = try #require(try env.openTable("ids:_default.hotels", create: false))
+        try env.write { txn in
+            _ = try txn.delete(table, key: Array("a".utf8))
+            _ = try txn.put(table, key: Array("c".utf8), value: [])
+        }
+        env.close()
+        let db = try Database(path: dir.path)
+        defer { try? db.close() }
+        let report = try db.performMaintenance(.integrityCheck)
+        #expect(report.problems.contains { $0.contains("misses live document 'a'") }, "\(report.problems)")
+        #expect(report.problems.contains { $0.contains("lists 'c', which is not a live document") }, "\(report.problems)")
     }
 }

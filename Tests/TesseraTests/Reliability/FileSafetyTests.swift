@@ -293,6 +293,38 @@ struct FileSafetyTests {
         #expect(try formatVersion(at: dir.path) == Database.formatVersion)
     }
 
+    /// Format 6 added a table of live document IDs per collection. A database the format-5
+    /// CLI wrote (Format5Database/README.md) gains them on open — without its tombstones
+    /// (h04, h06) — and queries that read only IDs use them, with the rows a document scan
+    /// gives; later writes keep them in step.
+    @Test func aFormat5DatabaseGainsItsIDTables() throws {
+        let dir = ScratchDirectory("format5")
+        defer { dir.remove() }
+        try copyOldDatabase("Format5Database", to: dir)
+        #expect(try formatVersion(at: dir.path) == 5)
+
+        let db = try Database(path: dir.path)
+        defer { try? db.close() }
+        #expect(try db.performMaintenance(.integrityCheck).isOK)
+        func ids(_ sql: String) throws -> [String] {
+            try db.createQuery(sql).execute().allResults().map { $0.string(at: 0) ?? "?" }
+        }
+        let covering = "SELECT meta().id FROM hotels ORDER BY meta().id"
+        #expect(try db.createQuery(covering).explain().hasPrefix("SCAN hotels USING COVERING PRIMARY KEY"))
+        #expect(try ids(covering) == ["h01", "h02", "h03", "h05", "h07"])
+        #expect(try ids("SELECT meta().id FROM hotels WHERE city IS VALUED ORDER BY meta().id") == ["h01", "h02", "h03", "h05", "h07"])
+        #expect(try ids("SELECT meta().id FROM _default") == ["n1"])
+        #expect(try ids("SELECT meta().id FROM hotels WHERE city = 'Bergen' ORDER BY meta().id") == ["h02", "h03"])
+
+        let hotels = try #require(try db.collection(name: "hotels"))
+        try hotels.save(id: "h04", json: #"{"name":"Old Mill","city":"Bruges"}"#)
+        try hotels.delete(id: "h01")
+        #expect(try ids("SELECT meta().id FROM hotels WHERE meta().id >= 'h02' ORDER BY meta().id LIMIT 3") == ["h02", "h03", "h04"])
+        #expect(try db.performMaintenance(.integrityCheck).isOK)
+        try db.close()
+        #expect(try formatVersion(at: dir.path) == Database.formatVersion)
+    }
+
     /// Deleting a database (or closing a temporary one) removes links inside its directory,
     /// never what they point to.
     @Test func deletingADatabaseDoesNotFollowSymbolicLinks() throws {

@@ -144,8 +144,9 @@ struct LimitsTests {
     // MARK: Collections
 
     /// Decision: a database holds at most `Environment.Options().maxTables` (4,096) LMDB
-    /// tables. Every collection uses 2, a value or array index 1, a full-text index 2, and the
-    /// catalogue plus the default collection 3, so about 2,046 collections without indexes.
+    /// tables. Every collection uses 3 (documents, sequences, live IDs), a value or array index
+    /// 1, a full-text index 2, and the catalogue plus the default collection 4, so 1,364
+    /// collections without indexes.
     /// (LMDB's per-transaction cost grows with the table limit, so 100,000 collections are
     /// refused rather than supported slowly.) Past the limit, creating a collection or an
     /// index fails with `.limitReached` and changes nothing.
@@ -156,21 +157,24 @@ struct LimitsTests {
         config.noSync = true
         let db = try Database(path: dir.path, configuration: config)
         let maxTables = Environment.Options().maxTables
-        let fit = (maxTables - 3) / 2
+        let fit = (maxTables - 4) / 3
+        // All but one collection, then two indexes in the last collection's three tables.
         try db.inBatch {
-            for i in 0..<fit { try db.createCollection(name: "c\(i)", scope: "s\(i % 7)") }
+            for i in 0..<(fit - 1) { try db.createCollection(name: "c\(i)", scope: "s\(i % 7)") }
         }
-        #expect(try db.collections(scope: "s0").count == (fit + 6) / 7)
+        #expect(try db.collections(scope: "s0").count == (fit - 1 + 6) / 7)
+        let c0 = try #require(try db.collection(name: "c0", scope: "s0"))
+        try c0.createIndex(withName: "h1", config: ValueIndexConfiguration(["h1"]))
+        try c0.createIndex(withName: "h2", config: ValueIndexConfiguration(["h2"]))
         do {
             try db.createCollection(name: "one-too-many")
-            Issue.record("collection \(fit + 1) was created")
+            Issue.record("a collection past the limit was created")
         } catch let e as DatabaseError {
             #expect(e.code == .limitReached, "\(e)")
             #expect(e.message.contains("\(maxTables)"), "\(e.message)")
         }
         #expect(try db.collection(name: "one-too-many") == nil)
         // One table is left: enough for a value index, not for a second one.
-        let c0 = try #require(try db.collection(name: "c0", scope: "s0"))
         try c0.createIndex(withName: "i", config: ValueIndexConfiguration(["x"]))
         do {
             try c0.createIndex(withName: "j", config: ValueIndexConfiguration(["y"]))
@@ -178,7 +182,7 @@ struct LimitsTests {
         } catch let e as DatabaseError {
             #expect(e.code == .limitReached, "\(e)")
         }
-        #expect(try c0.indexes() == ["i"])
+        #expect(try c0.indexes() == ["h1", "h2", "i"])
         // Everything still works, and deleting a collection makes room.
         try c0.save(id: "a", json: #"{"x":1}"#)
         try db.deleteCollection(name: "c7", scope: "s0")
@@ -190,7 +194,7 @@ struct LimitsTests {
         defer { try? reopened.close() }
         var total = 0
         for s in try reopened.scopes() { total += try s.collections().count }
-        #expect(total == fit + 1) // _default + (fit − 1) + one-more
+        #expect(total == fit) // _default + (fit − 2) + one-more
         #expect(try reopened.collection(name: "one-more")?.document(id: "b")?.int(forKey: "y") == 2)
         #expect(try reopened.collection(name: "c0", scope: "s0")?.document(id: "a")?.int(forKey: "x") == 1)
         let rows = try reopened.createQuery("SELECT x FROM s0.c0 WHERE x > 0").execute().allResults()

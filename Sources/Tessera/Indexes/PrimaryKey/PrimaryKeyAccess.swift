@@ -1,8 +1,11 @@
 // The document table's key, `meta().id`, as an access path (SPEC §9.2 "The primary key"):
 // `=`, `IN`, ranges, `BETWEEN` and `LIKE 'prefix%'` on it become key lookups or key-range
 // scans of the documents table, and `ORDER BY meta().id [DESC]` is that table's order.
-// Not a registered kind — it has no definition, tables or maintenance of its own — but it
-// offers the planner `AccessCandidate`s like one.
+// Not a registered kind — it has no definition and is never dropped — but it offers the
+// planner `AccessCandidate`s like one. When a lone source needs nothing of its documents but
+// their IDs, the path reads the collection's table of live IDs (`PrimaryKeyIDs`) instead of
+// the documents: `SEARCH c USING COVERING PRIMARY KEY (id>=?)`, or `SCAN c USING COVERING
+// PRIMARY KEY` for every ID.
 
 /// The access paths the primary key offers for a collection source.
 enum PrimaryKeyAccess {
@@ -28,19 +31,31 @@ enum PrimaryKeyAccess {
             delivers = true
             descending = q.orderBy[0].descending
         }
-        guard !used.isEmpty || delivers else { return [] }
+        // Nothing is read from the documents but their IDs: the ID table covers the query.
+        let covering = q.sources.count == 1 && !src.includeDeleted
+            && (planning.queryExpressions(excluding: [])?.allSatisfy { e in
+                KeyedPlanning.readsOnly(e) { n in
+                    switch n {
+                    case .meta: return KeyedPlanning.rebase(n, from: src.index) == idExpr
+                    case .sourcePath: return false
+                    default: return nil
+                    }
+                }
+            } ?? false)
+        guard !used.isEmpty || delivers || covering else { return [] }
         let docs = try request.snapshot.count(request.docs)
         let points = equalities.first?.count
         var plan = PrimaryKeyScanPlan(points: equalities.first, range: range, descending: descending,
                                       describedPredicates: used.map(\.text).joined(separator: " AND "))
         plan.spread = !KeyedPlanning.spreadColumns(used).isEmpty
+        if covering { plan.ids = request.ids }
         // IDs are looked up one by one, or a share of the table is read in order (SQLite's
         // shares: a quarter for one bound, a sixteenth for two, a tenth for a prefix).
         var rows = Double(docs)
         var work: Double
         if let points {
             rows = min(rows, Double(points))
-            work = rows * CostModel.documentFetch
+            work = rows * (covering ? CostModel.entryRead : CostModel.documentFetch)
         } else {
             switch range {
             case .prefix?: rows *= 0.1
@@ -51,7 +66,7 @@ enum PrimaryKeyAccess {
                 let residual = planning.candidateTerms.count > used.count
                 rows = planning.orderedRows(rows, residual: residual)
             }
-            work = rows * CostModel.scanRow
+            work = rows * (covering ? CostModel.entryRead : CostModel.scanRow)
         }
         let cost = AccessCost(equalityColumns: points == nil ? 0 : 1, rangeColumns: range == nil ? 0 : 1,
                               deliversOrder: delivers ? 1 : 0, estimatedRows: Int(rows.rounded(.up)), estimatedCost: work)
@@ -74,6 +89,9 @@ struct PrimaryKeyScanPlan: IndexAccessPlan {
     /// Visit IDs in descending order.
     var descending: Bool
     var describedPredicates: String
+    /// The collection's table of live IDs when the query needs nothing else of its documents
+    /// (a covering scan: rows are IDs only, and tombstones are never seen); nil: the documents.
+    var ids: StorageTable?
 
     var index: IndexStore? { nil }
     var boundSources: [Int] { [] }
@@ -87,15 +105,18 @@ struct PrimaryKeyScanPlan: IndexAccessPlan {
 
     func explain(sources: [SourceInfo]) -> IndexAccessExplanation {
         IndexAccessExplanation(access: points != nil ? .primaryKeyLookup : .primaryKeyScan,
-                               keyRange: describedPredicates.isEmpty ? nil : describedPredicates)
+                               keyRange: describedPredicates.isEmpty ? nil : describedPredicates, covering: ids != nil)
     }
 }
 
 /// Reads documents by ID: point lookups, or a cursor over an ID range in either direction.
 final class PrimaryKeyScan: RowSource {
     let plan: PrimaryKeyScanPlan
+    /// The table read: the documents, or the live IDs when the scan covers the query.
     let docs: StorageTable
     let includeDeleted: Bool
+    /// Rows are IDs only (`SourceSlot.bindCoveredID`): `docs` is the ID table.
+    private let covering: Bool
     private let pointEvaluators: [Compiled]
     private let lowerEvaluator: Evaluator?
     private let upperEvaluator: Evaluator?
@@ -199,7 +220,9 @@ final class PrimaryKeyScan: RowSource {
 
     init(slot: Int, plan: PrimaryKeyScanPlan, docs: StorageTable, includeDeleted: Bool) {
         self.plan = plan
-        self.docs = docs
+        // A covering scan reads the table of live IDs, not the documents.
+        self.docs = plan.ids ?? docs
+        covering = plan.ids != nil
         self.includeDeleted = includeDeleted
         (pointEvaluators, lowerEvaluator, upperEvaluator) = plan.evaluators.get {
             guard case .range(let lo, let hi)? = plan.range else {
@@ -282,7 +305,16 @@ final class PrimaryKeyScan: RowSource {
 
     /// Binds the document the cursor is on (false for a tombstone that is not wanted).
     private func bindCurrent(_ ctx: ExecContext, _ c: BorrowedCursor) -> Bool {
-        DocumentFetch.bind(ctx, slot: slot, id: c.key, record: c.value, includeDeleted: includeDeleted)
+        if covering { return bindID(ctx, c.key) }
+        return DocumentFetch.bind(ctx, slot: slot, id: c.key, record: c.value, includeDeleted: includeDeleted)
+    }
+
+    /// Binds a row of a covering scan: the ID alone (every ID in the table is live).
+    @inline(__always)
+    private func bindID(_ ctx: ExecContext, _ id: UnsafeRawBufferPointer) -> Bool {
+        if let counters = ctx.readCounters { counters.entries &+= 1 }
+        SourceSlot.bindCoveredID(ctx.slots + slot, id)
+        return true
     }
 
     /// True while the cursor's key is inside the range (in the scan's direction).
@@ -312,6 +344,10 @@ final class PrimaryKeyScan: RowSource {
                     continue
                 }
                 // The slot keeps pointing at `id`: it lives until the next reset.
+                if covering {
+                    if try ctx.txn.get(docs, key: id) != nil, bindID(ctx, id) { return true }
+                    continue
+                }
                 if let v = try ctx.txn.get(docs, key: id),
                    DocumentFetch.bind(ctx, slot: slot, id: id, record: v, includeDeleted: includeDeleted) { return true }
             }

@@ -237,8 +237,9 @@ public struct ExplainPlan: Sendable, CustomStringConvertible {
             return "SEARCH \(s.arrayAlias ?? s.alias) USING \(s.covering ? "COVERING " : "")ARRAY INDEX \(s.index!)" + (s.keyRange.map { " (\($0))" } ?? "")
                 + (s.arrayAlias != nil ? " FOR \(s.alias)" : "")
         case .primaryKeyLookup, .primaryKeyScan:
-            if let r = s.keyRange { return "SEARCH \(s.alias) USING PRIMARY KEY (\(r))" }
-            return "SCAN \(s.alias) USING PRIMARY KEY ORDER"
+            let key = s.covering ? "COVERING PRIMARY KEY" : "PRIMARY KEY"
+            if let r = s.keyRange { return "SEARCH \(s.alias) USING \(key) (\(r))" }
+            return "SCAN \(s.alias) USING \(key)" + (s.covering ? "" : " ORDER")
         case .fullText:
             return "SEARCH \(s.alias) USING FULL-TEXT INDEX \(s.index!) (MATCH \(s.index!))" + (s.rankOrdered ? " BY RANK" : "")
         case .multiIndexOr:
