@@ -147,8 +147,24 @@ final class KeyRangeScan: RowSource {
     /// values), encoded straight into their key bytes — no tuple of values is built — in key
     /// order (reversed for a descending scan), equal tuples (`1`, `1.0`) once.
     private func pointRanges(_ ctx: ExecContext) throws -> [ScanRange] {
-        var keys: [[UInt8]] = [[]]
         var values: [Value] = []
+        if equalityExprs.count == 1 {
+            // One column (`x = $a`, `x IN (…)`, an OR of equalities): each value encodes
+            // straight into its key, with room for a short string, and no product is built.
+            appendValues(ofColumn: 0, ctx, to: &values)
+            guard values.count <= KeyedPlanning.maxKeyPoints else { throw InLimits.tooMany(values.count) }
+            if values.isEmpty { return [] }
+            var keys: [[UInt8]] = []
+            keys.reserveCapacity(values.count)
+            for v in values {
+                var b: [UInt8] = []
+                b.reserveCapacity(40)
+                IndexKey.encode(v, into: &b)
+                keys.append(b)
+            }
+            return scanRanges(IndexKey.KeyRange.points(encoded: consume keys))
+        }
+        var keys: [[UInt8]] = [[]]
         for col in equalityExprs.indices {
             values.removeAll(keepingCapacity: true)
             appendValues(ofColumn: col, ctx, to: &values)
