@@ -69,7 +69,8 @@ import Darwin
     private let poolLock = MutexLock()
     /// Read transactions reset after use (`mdb_txn_reset`: no snapshot, reader slot kept),
     /// renewed by the next reader: the LMDB handle and its `Transaction` object are reused.
-    private var readerPool: [Transaction] = []
+    /// Read and written under `poolLock` only.
+    @exclusivity(unchecked) private var readerPool: [Transaction] = []
     /// Serialises the transactions that open tables (lmdb.h: `mdb_dbi_open` must not run in two
     /// transactions of a process at once, and a transaction that used it must end before another
     /// uses it). The write transaction holds it from its begin to its end; a read transaction

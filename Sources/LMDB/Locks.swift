@@ -33,29 +33,30 @@ func currentThreadID() -> UInt {
 /// a closure) are waited for, and long-lived snapshots (open result sets) may outlive the call:
 /// the last hold to end reports that the environment may now really be closed.
 final class HoldGate: @unchecked Sendable {
-    // @unchecked Sendable: every field is read and written under `mutex`.
+    // @unchecked Sendable: every field is read and written under `mutex` (which also makes
+    // the runtime's exclusivity checks redundant: the fields are marked unchecked).
     private let mutex: UnsafeMutablePointer<pthread_mutex_t>
     private let changed: UnsafeMutablePointer<pthread_cond_t>
-    private var active = 0
+    @exclusivity(unchecked) private var active = 0
     /// Holds of long-lived snapshots (`Environment.beginRead`), counted in `active` too.
-    private var longLived = 0
-    private var remapPending = false
+    @exclusivity(unchecked) private var longLived = 0
+    @exclusivity(unchecked) private var remapPending = false
     /// Set while the body of `exclusively(_:)` runs (a remap or a compaction swap): no hold
     /// is counted then, but the environment is in use, so `close(_:)` must wait for it too.
-    private var exclusiveRunning = false
+    @exclusivity(unchecked) private var exclusiveRunning = false
     /// Set by `refuseNewHolds()` and `close(_:)`: new holds and remaps are refused.
-    private var refusing = false
+    @exclusivity(unchecked) private var refusing = false
     /// Set by `close(_:)`: the last hold to end finalizes the close.
-    private var closing = false
+    @exclusivity(unchecked) private var closing = false
     /// Set once a caller was told to really close the environment.
-    private var finalized = false
+    @exclusivity(unchecked) private var finalized = false
     /// Set while the last hold's thread closes the environment (`leave` returned true until
     /// `didFinalize()`): `close(_:)` waits for it, so that the environment is closed when it
     /// returns (unless long-lived snapshots remain).
-    private var finalizing = false
+    @exclusivity(unchecked) private var finalizing = false
     /// (thread, holds) for every thread that began an open transaction: nearly always empty
     /// or one or two entries, so a linear scan beats hashing.
-    private var holdsByThread: [(thread: UInt, count: Int)] = []
+    @exclusivity(unchecked) private var holdsByThread: [(thread: UInt, count: Int)] = []
 
     init() {
         mutex = .allocate(capacity: 1)

@@ -42,7 +42,7 @@ import Darwin
     @usableFromInline var sawMapFull = false
     /// For a long-lived read transaction: the thread that began it (its hold on the
     /// environment is counted for that thread until it ends, wherever it ends).
-    var holder: UInt = 0
+    @exclusivity(unchecked) var holder: UInt = 0
 
     /// For a read-only transaction: the part of the memory map the data file covers, which
     /// every key and value it returns must lie in (nil in a write transaction, whose values
@@ -82,10 +82,10 @@ import Darwin
 
     /// A read transaction: true from the moment it is handed out until it ends (the pool
     /// keeps ended ones, reset, for the next reader).
-    var inUse = false
+    @exclusivity(unchecked) var inUse = false
     /// An object of the caller's that lives as long as this transaction object and comes
     /// back with it when the pool hands it out again (Tessera's snapshot wrapper).
-    package var attachment: AnyObject?
+    @exclusivity(unchecked) package var attachment: AnyObject?
 
     /// The transaction ID (`mdb_txn_id`): for a read transaction, the ID of the last write
     /// transaction its snapshot includes.

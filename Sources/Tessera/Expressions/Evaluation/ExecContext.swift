@@ -214,8 +214,8 @@ final class ExecContext {
     @exclusivity(unchecked) var variables: [Value]
     @exclusivity(unchecked) var aggregateValues: [Value]
     /// The execution's parameters and snapshot (a reused executor gets new ones, `rearm`).
-    private(set) var parameters: [String: Value]
-    private(set) var txn: Snapshot
+    @exclusivity(unchecked) private(set) var parameters: [String: Value]
+    @exclusivity(unchecked) private(set) var txn: Snapshot
     /// Answers MATCH on an index that does not drive its source: the documents (ID bytes →
     /// rank) of `slot`'s collection matching `query` in the index named `index`. Set by the
     /// executor (the index layer is above this one).
