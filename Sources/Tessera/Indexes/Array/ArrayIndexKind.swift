@@ -179,22 +179,17 @@ extension KeyedPlanning {
     /// not be read. The query's sources must be the collection and its UNNEST chain.
     func isArrayCovering(_ index: IndexStore, chain: [Int]) -> Bool {
         guard let innermost = chain.last, query.sources.count == chain.count + 1, source.index == 0,
-              query.sources.allSatisfy({ $0.join == nil }),
-              let exprs = queryExpressions(excluding: []) else { return false }
+              query.sources.allSatisfy({ $0.join == nil }) else { return false }
         var paths: Set<[PathComponent]> = []
         for e in index.expressions {
             guard case .sourcePath(0, let p) = e, !p.isEmpty else { return false }
             paths.insert(p)
         }
-        return exprs.allSatisfy { e in
-            KeyedPlanning.readsOnly(e) { n in
-                switch n {
-                case .sourcePath(let s, let p) where s == innermost:
-                    return index.expressions.isEmpty || paths.contains(p)
-                case .sourcePath: return false
-                case .meta(let s, let k): return s == source.index && k == .id
-                default: return nil
-                }
+        return readsOnly { n in
+            switch n {
+            case .sourcePath(let s, let p) where s == innermost: return index.expressions.isEmpty || paths.contains(p)
+            case .meta(let s, let k): return s == source.index && k == .id
+            default: return false
             }
         }
     }

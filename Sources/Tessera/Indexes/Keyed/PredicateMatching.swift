@@ -377,6 +377,22 @@ extension KeyedPlanning {
         return exprs
     }
 
+    /// True if the query reads nothing from its sources but what `covered` accepts: it is
+    /// asked about each property path and `meta()` that the columns, the WHERE terms other
+    /// than `satisfied`, GROUP BY, HAVING, ORDER BY and aggregate arguments read (`SELECT *`
+    /// reads everything). Shared by the covering tests of value, array and primary-key paths.
+    func readsOnly(excluding satisfied: [BoundExpr] = [], _ covered: (BoundExpr) -> Bool) -> Bool {
+        guard let exprs = queryExpressions(excluding: satisfied) else { return false }
+        return exprs.allSatisfy { e in
+            KeyedPlanning.readsOnly(e) { n in
+                switch n {
+                case .sourcePath, .meta: return covered(n)
+                default: return nil
+                }
+            }
+        }
+    }
+
     /// True if `e` reads nothing but what `leaf` accepts: `leaf` decides a node (true: read
     /// from the index, false: needs the document) or returns nil to look inside it. Literals,
     /// parameters, variables and aggregate results need nothing; MATCH and RANK need the

@@ -33,15 +33,7 @@ enum PrimaryKeyAccess {
         }
         // Nothing is read from the documents but their IDs: the ID table covers the query.
         let covering = q.sources.count == 1 && !src.includeDeleted
-            && (planning.queryExpressions(excluding: [])?.allSatisfy { e in
-                KeyedPlanning.readsOnly(e) { n in
-                    switch n {
-                    case .meta: return KeyedPlanning.rebase(n, from: src.index) == idExpr
-                    case .sourcePath: return false
-                    default: return nil
-                    }
-                }
-            } ?? false)
+            && planning.readsOnly { KeyedPlanning.rebase($0, from: src.index) == idExpr }
         guard !used.isEmpty || delivers || covering else { return [] }
         let docs = try request.snapshot.count(request.docs)
         let points = equalities.first?.count

@@ -187,19 +187,13 @@ extension KeyedPlanning {
     func isCovering(_ index: IndexStore, satisfied: [BoundExpr]) -> Bool {
         let q = query
         guard q.sources.count == 1 else { return false }
-        guard let exprs = queryExpressions(excluding: satisfied) else { return false }
         // Only plain property paths can be read back from a key.
         let indexed = Set(index.expressions.filter { if case .sourcePath(0, let p) = $0 { return !p.isEmpty } else { return false } })
         if indexed.isEmpty { return false }
-        return exprs.allSatisfy { e in
-            KeyedPlanning.readsOnly(e) { n in
-                if let r = KeyedPlanning.rebase(n, from: source.index), indexed.contains(r) { return true }
-                switch n {
-                case .sourcePath: return false
-                case .meta(_, let k): return k == .id
-                default: return nil
-                }
-            }
+        return readsOnly(excluding: satisfied) { n in
+            if let r = KeyedPlanning.rebase(n, from: source.index), indexed.contains(r) { return true }
+            if case .meta(_, let k) = n { return k == .id }
+            return false
         }
     }
 }
