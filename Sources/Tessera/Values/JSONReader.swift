@@ -554,10 +554,15 @@ struct JSONScanner<Sink: JSONSink>: ~Copyable {
         let start = pos
         let b = base.unsafelyUnwrapped
         while true {
-            // Eight bytes at a time while none is special (quote, backslash, control, non-ASCII).
+            // Eight bytes at a time while none is special (quote, backslash, control, non-ASCII);
+            // the lowest special byte's position comes from the mask, with no byte loop to it.
             while pos &+ 8 <= count {
                 let w = UInt64(littleEndian: UnsafeRawPointer(b + pos).loadUnaligned(as: UInt64.self))
-                if swarHasSpecial(w) { break }
+                let special = Self.endsPlainRun(w) | (w & 0x8080_8080_8080_8080)
+                if special != 0 {
+                    pos &+= Int(truncatingIfNeeded: special.trailingZeroBitCount &>> 3)
+                    break
+                }
                 pos &+= 8
             }
             guard pos < count else { throw .at(count, "unterminated string (opened at byte \(quote))") }
@@ -577,17 +582,17 @@ struct JSONScanner<Sink: JSONSink>: ~Copyable {
         }
     }
 
-    /// True if any byte of `w` is `"`, `\`, below 0x20 or at least 0x80.
+    /// A high bit in each byte of `w` that is `"`, `\\` or below 0x20, zero if there is none.
+    /// Exact for every byte (no carry crosses a byte, and no byte at or above 0x80 is taken for
+    /// one of them), so the lowest set bit marks the first such byte (little-endian load).
     @inline(__always)
-    func swarHasSpecial(_ w: UInt64) -> Bool {
-        let ones: UInt64 = 0x0101_0101_0101_0101
-        let highs: UInt64 = 0x8080_8080_8080_8080
-        let quote = w ^ (ones &* 0x22)
-        let slash = w ^ (ones &* 0x5C)
-        let hasQuote = (quote &- ones) & ~quote
-        let hasSlash = (slash &- ones) & ~slash
-        let hasControl = w &- (ones &* 0x20)
-        return ((hasQuote | hasSlash | hasControl) & ~w | w) & highs != 0
+    static func endsPlainRun(_ w: UInt64) -> UInt64 {
+        let low7: UInt64 = 0x7F7F_7F7F_7F7F_7F7F
+        @inline(__always) func zeroBytes(_ x: UInt64) -> UInt64 { ~(((x & low7) &+ low7) | x | low7) }
+        let quote = zeroBytes(w ^ 0x2222_2222_2222_2222)
+        let backslash = zeroBytes(w ^ 0x5C5C_5C5C_5C5C_5C5C)
+        let control = ~(((w & low7) &+ 0x6060_6060_6060_6060) | w | low7)
+        return quote | backslash | control
     }
 
     /// Validates the multi-byte UTF-8 sequence at `pos` and moves past it.

@@ -52,6 +52,43 @@ struct JSONReaderTests {
         }
     }
 
+    @Test func theFirstSpecialByteOfAWordIsFoundAtItsOffset() throws {
+        // The word scan takes the first special byte's position from a mask of the whole
+        // word: each kind (quote, backslash, control, non-ASCII) after 0–23 plain bytes, with
+        // a second special byte later in the same word, must be the one acted on, and errors
+        // must name its offset. The plain bytes are next in value to special ones (! # [ ] space ~).
+        for len in 0..<24 {
+            for filler: UInt8 in [0x21, 0x23, 0x5B, 0x5D, 0x20, 0x7E] {
+                let plain = [UInt8](repeating: filler, count: len)
+                // The string ends at its quote although a backslash follows within the word.
+                let ended = try JSONReader.parse([0x5B, 0x22] + plain + Array(#"","\n"]"#.utf8))
+                #expect(ended == .array([.string(String(decoding: plain, as: UTF8.self)), "\n"]))
+                // A control byte before the quote is an error at its own offset.
+                for control: UInt8 in [0x00, 0x0A, 0x1F] {
+                    do {
+                        _ = try JSONReader.parse([0x22] + plain + [control, 0x22, 0x22])
+                        Issue.record("control \(control) after \(len) bytes accepted")
+                    } catch {
+                        #expect(error.offset == 1 + len && error.message.contains("control"), "\(len): \(error)")
+                    }
+                }
+                // Non-ASCII: a valid sequence is kept whole, a bad one is reported at its lead byte.
+                let accented = try JSONReader.parse([0x22] + plain + [0xC3, 0xA9, 0x22])
+                #expect(accented == .string(String(decoding: plain, as: UTF8.self) + "é"))
+                do {
+                    _ = try JSONReader.parse([0x22] + plain + [0xC3, 0x22, 0x0A, 0x22])
+                    Issue.record("truncated sequence after \(len) bytes accepted")
+                } catch {
+                    #expect(error.offset == 1 + len && error.message.contains("UTF-8"), "\(len): \(error)")
+                }
+                // A backslash is decoded, and the scan goes on after it.
+                let escaped = try JSONReader.parse([0x22] + plain + Array(#"\t"#.utf8) + plain + [0x22])
+                let text = String(decoding: plain, as: UTF8.self)
+                #expect(escaped == .string(text + "\t" + text))
+            }
+        }
+    }
+
     @Test func integersAndNumberKinds() throws {
         // Integers beyond 64 bits and numbers that underflow are errors, not silent Doubles
         // or 0 (issue #18); with a fraction or exponent a large integer is a Double.
