@@ -582,7 +582,7 @@ struct JSONScanner<Sink: JSONSink>: ~Copyable {
         }
     }
 
-    /// A high bit in each byte of `w` that is `"`, `\\` or below 0x20, zero if there is none.
+    /// A high bit in each byte of `w` that is `"`, `\` or below 0x20, zero if there is none.
     /// Exact for every byte (no carry crosses a byte, and no byte at or above 0x80 is taken for
     /// one of them), so the lowest set bit marks the first such byte (little-endian load).
     @inline(__always)
