@@ -201,57 +201,68 @@ struct Importer {
         }
     }
 
-    /// One JSON Lines document, already in binary form without its ID member: save it.
+    /// One parsed JSON Lines document: save it, or report what is wrong with its line.
     @inline(__always)
-    private mutating func store(_ document: ImportedDocument, file: String, line: Int) throws {
-        if let type = document.nonObjectRoot {
-            throw ImportError(file: file, line: line, column: 1, element: nil, message: "expected a JSON object, found \(type)")
-        }
+    private mutating func store(_ parsed: ParsedLine, file: String, lineOffset: Int) throws {
         let id: String
-        switch document.id {
-        case .absent: id = ids.next()
-        case .string(let s): id = s
-        case .int(let n): id = String(n)
-        case .invalid(let type):
-            throw ImportError(file: file, line: line, column: nil, element: nil,
-                              message: "'\(idField)' must be a string or an integer, not \(type)")
+        let body: PreparedBody
+        switch parsed.outcome {
+        case .failure(let column, let message):
+            throw ImportError(file: file, line: parsed.line + lineOffset, column: column, element: nil, message: message)
+        case .document(let imported, let prepared):
+            body = prepared
+            switch imported {
+            case .string(let s): id = s
+            case .int(let n): id = String(n)
+            case .absent, .invalid: id = ids.next() // (an invalid ID is a failure, never a document)
+            }
         }
         do {
-            try collection.save(id: id, encodedBody: document.body)
+            try collection.save(id: id, prepared: body)
         } catch let e as DatabaseError {
-            throw ImportError(file: file, line: line, column: nil, element: nil, message: e.message)
+            throw ImportError(file: file, line: parsed.line + lineOffset, column: nil, element: nil, message: e.message)
         }
     }
 
     /// Imports JSON Lines; the lines are numbered from `lineOffset + 1` (a chunk of a stream)
     /// and progress counts `byteOffset` bytes before them. Returns the number of lines read.
+    ///
+    /// A second thread parses the lines into checked binary bodies (`LineParser`) while this
+    /// one saves them, batch by batch.
     @discardableResult
     private mutating func importLines(_ bytes: UnsafeRawBufferPointer, file: String, lineOffset: Int = 0, byteOffset: Int = 0) throws -> Int {
-        let n = bytes.count
-        var lines = JSONLinesReader(bytes)
-        while lines.offset < n {
+        let parser = LineParser(JSONLinesReader(bytes), idField: idField)
+        defer { parser.finish() }
+        while let first = parser.next() {
             var inBatch = 0
-            let batchStart = lines
-            try Importer.commit(database, batchAt: "\(file):\(lines.line + 1)", committed: imported) {
-                // The engine may run a batch body again (after growing the memory map), so
-                // the body starts from the batch's first line every time.
-                (lines, inBatch) = (batchStart, 0)
+            var taken = 0 // lines this batch has taken from the parser
+            var end = first.end
+            try Importer.commit(database, batchAt: "\(file):\(first.line + lineOffset)", committed: imported) {
+                // The engine may run a batch body again (after growing the memory map): the
+                // lines it took already are then parsed again here, from the batch's first.
+                var again = first.before
+                inBatch = 0
                 while inBatch < batchSize {
-                    // Each line goes straight from JSON text to the binary format.
-                    let next: (line: Int, document: ImportedDocument)?
-                    do throws(JSONError) { next = try lines.nextDocument(takingID: idField) } catch {
-                        throw ImportError(file: file, line: error.line + lineOffset, column: error.column, element: nil, message: error.message)
+                    let parsed: ParsedLine
+                    if inBatch < taken {
+                        guard let p = ParsedLine.parse(&again, idField: idField) else { break }
+                        parsed = p
+                    } else {
+                        guard let p = inBatch == 0 ? first : parser.next() else { break }
+                        parsed = p
+                        taken += 1
                     }
-                    guard let (line, document) = next else { break }
-                    try store(document, file: file, line: line + lineOffset)
+                    try store(parsed, file: file, lineOffset: lineOffset)
+                    end = parsed.end
                     inBatch += 1
-                    if inBatch & 1023 == 0 { progress.update(fileBytes: byteOffset + min(lines.offset, n), documents: imported + inBatch) }
+                    if inBatch & 1023 == 0 { progress.update(fileBytes: byteOffset + end, documents: imported + inBatch) }
                 }
             }
             imported += inBatch
-            progress.update(fileBytes: byteOffset + min(lines.offset, n), documents: imported)
+            progress.update(fileBytes: byteOffset + end, documents: imported)
+            if inBatch < batchSize { break } // the parser has no more lines
         }
-        return lines.line
+        return parser.linesRead
     }
 
     /// Runs one batch. When the write itself fails (disk full, I/O error), says how many

@@ -101,9 +101,10 @@ public final class Collection: @unchecked Sendable, CustomStringConvertible {
         let expected = concurrencyControl == .failOnConflict ? document.revisionID : nil
         let result = try write(id: document.id, body: encoded, deleting: false, expectedRevision: expected,
                                checkConflict: concurrencyControl == .failOnConflict)
-        guard let (seq, rev) = result else { return false }
+        guard let record = result else { return false }
+        let rev = record.revisionID
         document.state.withLock { s in
-            s.sequence = seq
+            s.sequence = record.sequence
             s.revisionID = rev
             s.isDeleted = false
         }
@@ -131,18 +132,17 @@ public final class Collection: @unchecked Sendable, CustomStringConvertible {
     /// - Throws: `.notAnObject`, `.reservedKey`, `.invalidDocumentID`.
     package func save(id: String, encodedBody body: [UInt8]) throws {
         try DocumentValidation.validateID(id)
-        try body.withUnsafeBytes { raw in
-            guard let root = BinaryValue.root(raw) else {
-                throw DatabaseError(.invalidJSON, "document '\(id)': the body could not be encoded")
-            }
-            guard root.kind == .object else {
-                throw DatabaseError(.notAnObject, "document '\(id)': the body must be a JSON object, not \(root.toValue().typeName)")
-            }
-            for k in DocumentValidation.reservedKeys where root.member(k) != nil {
-                throw DatabaseError(.reservedKey, "document '\(id)': top-level key '\(k)' is reserved")
-            }
-        }
-        _ = try write(id: id, body: body, deleting: false, expectedRevision: nil, checkConflict: false)
+        try save(id: id, prepared: PreparedBody(id: id, encodedBody: body))
+    }
+
+    /// Saves a body checked and hashed beforehand (`PreparedBody`, made on another thread by
+    /// `tessera import`): only the ID's rules and the write itself are left.
+    ///
+    /// - Throws: `.invalidDocumentID`, `.storage`.
+    package func save(id: String, prepared: PreparedBody) throws {
+        try DocumentValidation.validateID(id)
+        _ = try write(id: id, body: prepared.body, deleting: false, expectedRevision: nil, checkConflict: false,
+                      digestIfNew: prepared.digestIfNew)
     }
 
     /// Saves a body given as a dictionary of values under `id`.
@@ -193,10 +193,13 @@ public final class Collection: @unchecked Sendable, CustomStringConvertible {
     /// Purges the document `document`.
     public func purge(document: Document) throws { try purge(id: document.id) }
 
-    /// The core write: returns (sequence, revisionID), or nil on a conflict.
-    private func write(id: String, body: [UInt8], deleting: Bool, expectedRevision: String?, checkConflict: Bool) throws -> (UInt64, String)? {
+    /// The core write: returns the stored record's header (its sequence and revision), or nil on
+    /// a conflict. `digestIfNew` is the body's digest for generation 1, when the caller has it
+    /// (`PreparedBody`): a new document then skips hashing its body here.
+    private func write(id: String, body: [UInt8], deleting: Bool, expectedRevision: String?, checkConflict: Bool,
+                       digestIfNew: UInt64? = nil) throws -> DocumentRecord? {
         try DocumentValidation.validateID(id)
-        return try database.write { ctx -> (UInt64, String)? in
+        return try database.write { ctx -> DocumentRecord? in
             let store = try ctx.store(key)
             let txn = ctx.txn
             var idBytes = Array(id.utf8)
@@ -219,7 +222,8 @@ public final class Collection: @unchecked Sendable, CustomStringConvertible {
             // Sequences only grow: every one goes after the last.
             try txn.put(store.bySequence, key: sequenceKey(seq), value: idBytes, flags: .append)
             let generation = (old?.generation ?? 0) &+ 1
-            let digest = body.withUnsafeBytes { DocumentRecord.digest(generation: generation, body: $0) }
+            let digest = generation == 1 && digestIfNew != nil
+                ? digestIfNew! : body.withUnsafeBytes { DocumentRecord.digest(generation: generation, body: $0) }
             let record = DocumentRecord(deleted: deleting, sequence: seq, generation: generation, digest: digest, expiration: 0)
             let flags = oldRaw == nil ? try ctx.documentPutFlags(key, store: store, id: idBytes) : []
             try idBytes.withUnsafeMutableBytes { k in
@@ -235,7 +239,7 @@ public final class Collection: @unchecked Sendable, CustomStringConvertible {
                 try PrimaryKeyIDs.update(txn, store, id: idBytes, live: !deleting, append: flags.contains(.append))
             }
             if deleting { if wasLive { ctx.adjustCount(key, by: -1) } } else if !wasLive { ctx.adjustCount(key, by: 1) }
-            return (seq, record.revisionID)
+            return record
         }
     }
 
@@ -305,5 +309,37 @@ enum DocumentValidation {
         default:
             return true
         }
+    }
+}
+
+/// A document body in the binary format, checked against SPEC §1.1's rules for bodies and
+/// hashed for a first revision, with no database at hand: the work of a save that does not
+/// need the write transaction. `tessera import` prepares bodies on a second thread while
+/// the writer saves the ones before them (`Collection.save(id:prepared:)`).
+package struct PreparedBody: Sendable {
+    /// The binary document (header and root object).
+    package let body: [UInt8]
+    /// The revision digest of `body` at generation 1 (a document's first revision).
+    let digestIfNew: UInt64
+
+    /// Checks `encodedBody` (an object without reserved top-level keys) and hashes it.
+    ///
+    /// - Parameter id: the document's ID for error messages, when it is known already.
+    /// - Throws: `.invalidJSON`, `.notAnObject`, `.reservedKey`.
+    package init(id: String?, encodedBody: [UInt8]) throws {
+        let what = id.map { "document '\($0)'" } ?? "the document"
+        try encodedBody.withUnsafeBytes { raw in
+            guard let root = BinaryValue.root(raw) else {
+                throw DatabaseError(.invalidJSON, "\(what): the body could not be encoded")
+            }
+            guard root.kind == .object else {
+                throw DatabaseError(.notAnObject, "\(what): the body must be a JSON object, not \(root.toValue().typeName)")
+            }
+            for k in DocumentValidation.reservedKeys where root.member(k) != nil {
+                throw DatabaseError(.reservedKey, "\(what): top-level key '\(k)' is reserved")
+            }
+        }
+        body = encodedBody
+        digestIfNew = encodedBody.withUnsafeBytes { DocumentRecord.digest(generation: 1, body: $0) }
     }
 }

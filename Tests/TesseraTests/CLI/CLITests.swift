@@ -432,6 +432,57 @@ struct CLIImportTests {
         #expect(try CLI.run(["import", db, notObject, "--batch", "x"]).code == 2)
     }
 
+    /// The parser thread runs thousands of lines ahead of the writer: a bad line far into
+    /// the file still stops the import at its own batch, with its own line and column, and
+    /// every batch before it stays whole; generated IDs and revisions are as without it.
+    @Test func theParserThreadRunsAheadOfTheWriter() throws {
+        let tmp = TempDir()
+        func lines(_ count: Int, bad: Int?, badLine: String = #"{"_id": "bad", "x": tru}"#) -> String {
+            var text = ""
+            for i in 1...count {
+                if i == bad { text += badLine + "\n"; continue }
+                // Every seventh document has no ID (one is generated), every 500th line is blank.
+                text += i % 7 == 0 ? #"{"x": \#(i)}"# : #"{"_id": "d\#(i)", "x": \#(i)}"#
+                text += i % 500 == 0 ? "\n\n" : "\n"
+            }
+            return text
+        }
+        // Line 25,001 is the bad one: 49 blank lines came before it (after each 500th document).
+        let bad = try tmp.write("bad.jsonl", lines(30_000, bad: 24_952))
+        let db = tmp.file("p.db")
+        let r = try CLI.run(["import", db, bad, "--batch", "700"])
+        #expect(r.code == 1)
+        #expect(r.err.contains("bad.jsonl:25001:"), "\(r.err)")
+        // 24,950 good documents came before it: 35 whole batches of 700 (24,500) stayed.
+        #expect(r.err.contains("24,500 documents imported before it"), "\(r.err)")
+        let ids = try CLI.run(["ls", db]).lines
+        #expect(ids.count == 24_500)
+        #expect(Set(ids).count == 24_500)
+        #expect(ids.contains("d24499") && !ids.contains("d24501"))
+        #expect(try CLI.run(["check", db]).code == 0)
+
+        // Reserved keys and IDs of the wrong type deep in the file stop it the same way.
+        let reserved = try tmp.write("r.jsonl", lines(5_000, bad: 4_321, badLine: #"{"_id": "r", "_deleted": true}"#))
+        let r2 = try CLI.run(["import", tmp.file("r.db"), reserved, "--batch", "1000"])
+        #expect(r2.err.contains("r.jsonl:4329: document 'r': top-level key '_deleted' is reserved"), "\(r2.err)")
+        #expect(r2.err.contains("4,000 documents imported before it"), "\(r2.err)")
+        let badID = try tmp.write("i.jsonl", lines(5_000, bad: 2_001, badLine: #"{"_id": [1], "x": 0}"#))
+        let r3 = try CLI.run(["import", tmp.file("i.db"), badID, "--batch", "1000"])
+        #expect(r3.err.contains("i.jsonl:2005: '_id' must be a string or an integer, not array"), "\(r3.err)")
+        #expect(r3.err.contains("2,000 documents imported before it"), "\(r3.err)")
+
+        // A whole file, imported twice: the second import gives every named document its
+        // second revision (and 4,285 more generated IDs).
+        let good = try tmp.write("good.jsonl", lines(30_000, bad: nil))
+        let whole = tmp.file("w.db")
+        #expect(try CLI.run(["import", whole, good, "--batch", "999"]).err.contains("imported 30,000 documents"))
+        #expect(try CLI.run(["import", whole, good]).err.contains("imported 30,000 documents"))
+        #expect(try CLI.run(["query", whole, "SELECT count(*) AS n FROM _"]).out == #"{"n":34285}"# + "\n")
+        let revs = try CLI.run(["query", whole, "SELECT meta().revisionID AS r FROM _ WHERE meta().id = 'd29999'"])
+        #expect(revs.out.hasPrefix(#"{"r":"2-"#), "\(revs.out)")
+        #expect(try CLI.run(["check", whole]).code == 0)
+    }
+
     /// Regression: the engine re-runs a batch after growing its memory map; an import
     /// batch must then start again from its first line, or documents are lost.
     @Test func batchRerunAfterMapGrowthLosesNothing() throws {
