@@ -218,10 +218,12 @@ struct FullTextAdversarialTests {
             }
         }
         let idx = try #require(try coll.currentStore().indexes.first { $0.definition.name == "ft" })
+        // Every prefix alone, and every exact term: first with nine batches waiting in
+        // segments, then with everything merged into the blocks.
+        for p in Self.prefixQueries { try Self.check(db, "ft", .unit(Unit([p])), docs, columnNames: cols, "prefix over segments") }
+        try db.performMaintenance(.optimize)
         let blocks = try db.read { try $0.count(idx.table) }
         #expect(blocks > 60, "lists span many blocks (\(blocks))")
-
-        // Every prefix alone, and every exact term.
         for p in Self.prefixQueries { try Self.check(db, "ft", .unit(Unit([p])), docs, columnNames: cols, "prefix") }
         for w in Self.prefixVocabulary { try Self.check(db, "ft", .unit(Unit([w])), docs, columnNames: cols, "term") }
 

@@ -267,13 +267,8 @@ struct FileSafetyTests {
 
         let db = try Database(path: dir.path)
         defer { try? db.close() }
-        func ranks(_ index: String, _ words: String) throws -> [String: Double] {
-            let rows = try db.createQuery("SELECT meta().id AS id, rank(\(index)) AS r FROM notes WHERE match(\(index), '\(words)')")
-                .execute().allResults()
-            return Dictionary(uniqueKeysWithValues: rows.map { ($0.string(forKey: "id") ?? "?", $0.double(forKey: "r")) })
-        }
         // The ranks the format-4 code printed for this query.
-        let before = try ranks("bodyText", "view")
+        let before = try noteRanks(db, "bodyText", "view")
         #expect(before.keys.sorted() == ["n1", "n2", "n4"])
         #expect(abs((before["n1"] ?? 0) - 0.3525541807866804) < 1e-12 && abs((before["n2"] ?? 0) - 0.3696362137723068) < 1e-12)
 
@@ -282,13 +277,7 @@ struct FileSafetyTests {
         try notes.delete(id: "n3")
         try notes.save(id: "n5", properties: ["title": "Night train", "body": "A sleeper with a view of the night."])
         #expect(try db.performMaintenance(.integrityCheck).isOK)
-        try notes.createIndex(withName: "rebuilt", config: FullTextIndexConfiguration(["title", "body"]))
-        for words in ["view", "night", "harbour", "soup OR rain"] {
-            let stored = try ranks("bodyText", words)
-            let fresh = try ranks("rebuilt", words)
-            #expect(stored.keys.sorted() == fresh.keys.sorted(), "\(words)")
-            for (id, r) in fresh { #expect(abs((stored[id] ?? .nan) - r) < 1e-12, "\(words) \(id)") }
-        }
+        try expectRanksOfARebuiltIndex(db, notes, "bodyText", ["view", "night", "harbour", "soup OR rain"])
         try db.close()
         #expect(try formatVersion(at: dir.path) == Database.formatVersion)
     }
@@ -321,6 +310,55 @@ struct FileSafetyTests {
         try hotels.delete(id: "h01")
         #expect(try ids("SELECT meta().id FROM hotels WHERE meta().id >= 'h02' ORDER BY meta().id LIMIT 3") == ["h02", "h03", "h04"])
         #expect(try db.performMaintenance(.integrityCheck).isOK)
+        try db.close()
+        #expect(try formatVersion(at: dir.path) == Database.formatVersion)
+    }
+
+    /// Each matching note's rank for `words` under full-text index `index` of `notes`.
+    func noteRanks(_ db: Database, _ index: String, _ words: String) throws -> [String: Double] {
+        let rows = try db.createQuery("SELECT meta().id AS id, rank(\(index)) AS r FROM notes WHERE match(\(index), '\(words)')")
+            .execute().allResults()
+        return Dictionary(uniqueKeysWithValues: rows.map { ($0.string(forKey: "id") ?? "?", $0.double(forKey: "r")) })
+    }
+
+    /// Expects `index` (over title and body) to match and rank each of `queries` as a full-text
+    /// index built afresh from the documents does.
+    func expectRanksOfARebuiltIndex(_ db: Database, _ notes: Collection, _ index: String, _ queries: [String]) throws {
+        try notes.createIndex(withName: "rebuilt", config: FullTextIndexConfiguration(["title", "body"]))
+        for words in queries {
+            let stored = try noteRanks(db, index, words)
+            let fresh = try noteRanks(db, "rebuilt", words)
+            #expect(stored.keys.sorted() == fresh.keys.sorted(), "\(words)")
+            for (id, r) in fresh { #expect(abs((stored[id] ?? .nan) - r) < 1e-12, "\(words) \(id)") }
+        }
+    }
+
+    /// Format 7 lets full-text indexes keep small transactions' postings in segments. A
+    /// database the format-6 CLI wrote (Format6Database/README.md) opens with its index as it
+    /// was (the ranks that code printed), takes segments from its next small writes, and
+    /// answers as an index built afresh.
+    @Test func aFormat6DatabaseTakesSegments() throws {
+        let dir = ScratchDirectory("format6")
+        defer { dir.remove() }
+        try copyOldDatabase("Format6Database", to: dir)
+        #expect(try formatVersion(at: dir.path) == 6)
+
+        let db = try Database(path: dir.path)
+        defer { try? db.close() }
+        // The ranks the format-6 code printed for this query.
+        let before = try noteRanks(db, "byBody", "view")
+        #expect(before.keys.sorted() == ["n01", "n02", "n05"])
+        #expect(abs((before["n01"] ?? 0) - 0.49464376179468916) < 1e-12 && abs((before["n05"] ?? 0) - 0.3611520352852437) < 1e-12)
+        #expect(try db.performMaintenance(.integrityCheck).isOK)
+
+        let notes = try #require(try db.collection(name: "notes"))
+        try notes.save(id: "n06", properties: ["title": "Night train", "body": "A sleeper with a view of the night."])
+        try notes.save(id: "n01", properties: ["title": "Harbour view", "body": "No view left: a wall went up."])
+        let index = try #require(try notes.currentStore().indexes.first { $0.definition.name == "byBody" })
+        let stats = try #require(index.statsTable)
+        #expect(try db.read { try FullTextIndexKind.indexState(txn: $0, stats: stats).segments } == 2)
+        #expect(try db.performMaintenance(.integrityCheck).isOK)
+        try expectRanksOfARebuiltIndex(db, notes, "byBody", ["view", "night", "harbour", "wall OR boats"])
         try db.close()
         #expect(try formatVersion(at: dir.path) == Database.formatVersion)
     }

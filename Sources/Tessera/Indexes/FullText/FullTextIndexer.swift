@@ -274,7 +274,7 @@ final class FullTextIndexKind: IndexKind, @unchecked Sendable {
                 tokenCounts.append(tokens)
                 pending.state.statistics.documentCount += 1
                 pending.state.statistics.totalTokens += tokens
-                if pending.isLarge(limit: FullTextPendingChanges.backfillLimit) { try pending.flush(txn: txn, writeState: false) }
+                if pending.isLarge(limit: FullTextPendingChanges.backfillLimit) { try pending.flush(txn: txn, writeState: false, segment: false) }
                 return true
             }
         }
@@ -287,7 +287,7 @@ final class FullTextIndexKind: IndexKind, @unchecked Sendable {
         for (n, id) in ids.enumerated() {
             try txn.put(stats, key: FullTextPostingsCodec.documentIDKey(UInt32(n)), value: id, flags: .append)
         }
-        try pending.flush(txn: txn)
+        try pending.flush(txn: txn, segment: false)
     }
 
     /// Vacuums the retired numbers' entries now, whatever their share of the documents (a
@@ -296,8 +296,8 @@ final class FullTextIndexKind: IndexKind, @unchecked Sendable {
         try DatabaseError.checkingFullText(index: definition.name) {
             guard let stats = store.statsTable else { return }
             let changes = try FullTextPendingChanges(store: store, txn: txn)
-            guard changes.state.retired > 0 else { return }
-            try changes.vacuum(txn)
+            guard changes.state.retired > 0 || changes.state.segments > 0 else { return }
+            if changes.state.retired > 0 { try changes.vacuum(txn) } else { try changes.mergeSegments(txn) }
             try txn.put(stats, key: FullTextPostingsCodec.corpusKey, value: FullTextPostingsCodec.encodeIndexState(changes.state))
         }
     }
@@ -319,9 +319,24 @@ final class FullTextIndexKind: IndexKind, @unchecked Sendable {
         var numberOf: [[UInt8]: UInt32] = [:]
         var tokensOf: [[UInt8]: Int] = [:]
         var idOf: [UInt32: [UInt8]] = [:]
+        // Segment entries by term: (segment, first document, entries), segments ascending.
+        var segmentsOf: [[UInt8]: [(UInt32, UInt32, UnsafeRawBufferPointer)]] = [:]
+        var segmentsSeen = Set<UInt32>()
+        let state = try FullTextIndexKind.indexState(txn: txn, stats: stats)
         try txn.withCursor(stats) { c in
             try c.forEach { k, v in
-                if k.first == 0x01, let (n, tokens) = try? FullTextPostingsCodec.decodeDocumentNumber(v) {
+                if k.first == FullTextPostingsCodec.segmentTag, k.count > 5 {
+                    let segment = FullTextPostingsCodec.readBigEndian(k, at: 1)
+                    let term = Array(k[5...])
+                    if segment >= UInt32(state.segments) {
+                        report("segment \(segment) of term '\(String(decoding: term, as: UTF8.self))' is not below the \(state.segments) segments the statistics name")
+                    } else if let (first, entries) = FullTextPostingsCodec.splitSegmentValue(v) {
+                        segmentsSeen.insert(segment)
+                        segmentsOf[term, default: []].append((segment, first, entries))
+                    } else {
+                        report("short segment entry of term '\(String(decoding: term, as: UTF8.self))'")
+                    }
+                } else if k.first == 0x01, let (n, tokens) = try? FullTextPostingsCodec.decodeDocumentNumber(v) {
                     numberOf[Array(k.dropFirst())] = n
                     if let tokens { tokensOf[Array(k.dropFirst())] = tokens }
                 } else if k.first == 0x02, k.count == 5 {
@@ -334,7 +349,9 @@ final class FullTextIndexKind: IndexKind, @unchecked Sendable {
                 return true
             }
         }
-        let state = try FullTextIndexKind.indexState(txn: txn, stats: stats)
+        if segmentsSeen.count != state.segments {
+            report("\(segmentsSeen.count) segments hold entries, the statistics say \(state.segments)")
+        }
         let retired = try RetiredNumbers(txn: txn, stats: stats)
         if retired.count != state.retired { report("\(retired.count) retired numbers, the statistics say \(state.retired)") }
         for (id, n) in numberOf {
@@ -387,8 +404,45 @@ final class FullTextIndexKind: IndexKind, @unchecked Sendable {
             func describe(_ n: UInt32) -> String {
                 idOf[n].map { "'" + String(decoding: $0, as: UTF8.self) + "'" } ?? "#\(n)"
             }
+            // One block (or segment entry) of the current term against the expected list.
+            func walk(_ term: [UInt8], first: UInt32, _ v: UnsafeRawBufferPointer, what: String) {
+                if Int64(first) <= lastDocument { report("\(what) of term '\(String(decoding: term, as: UTF8.self))' overlap at document \(first)") }
+                var it = PostingBlockIterator(value: v, firstDocument: first)
+                do {
+                    while let e = try it.next() {
+                        entries += 1
+                        lastDocument = Int64(e.document)
+                        // A retired number's entries are stale by design until a vacuum.
+                        if retired.contains(e.document) { continue }
+                        while w < want.count && want[w].0 < e.document {
+                            report("missing posting for term '\(String(decoding: term, as: UTF8.self))' of document \(describe(want[w].0))")
+                            w += 1
+                        }
+                        if w < want.count && want[w].0 == e.document {
+                            let expectedBody = want[w].1 ?? UnsafeRawBufferPointer(start: nil, count: 0)
+                            if !expectedBody.elementsEqual(e.body) {
+                                report("wrong frequency, length or positions for term '\(String(decoding: term, as: UTF8.self))' of document \(describe(e.document))")
+                            }
+                            w += 1
+                        } else {
+                            report("stale posting for term '\(String(decoding: term, as: UTF8.self))' of document \(describe(e.document))")
+                        }
+                    }
+                } catch {
+                    report("\(what) of term '\(String(decoding: term, as: UTF8.self))' at document \(first): \(error)")
+                }
+            }
+            func startTerm(_ term: [UInt8]) {
+                currentTerm = term
+                w = 0
+                lastDocument = -1
+                want = expectedLists[term] ?? []
+                seen.insert(term)
+            }
+            // The current term's segment entries come after its blocks; then what is missing.
             func finishTerm() {
                 guard let t = currentTerm else { return }
+                for (_, first, v) in segmentsOf.removeValue(forKey: t) ?? [] { walk(t, first: first, v, what: "segment entries") }
                 while w < want.count {
                     report("missing posting for term '\(String(decoding: t, as: UTF8.self))' of document \(describe(want[w].0))")
                     w += 1
@@ -403,41 +457,18 @@ final class FullTextIndexKind: IndexKind, @unchecked Sendable {
                     let term = Array(termRaw)
                     if term != currentTerm {
                         finishTerm()
-                        currentTerm = term
-                        w = 0
-                        lastDocument = -1
-                        want = expectedLists[term] ?? []
-                        seen.insert(term)
+                        startTerm(term)
                     }
-                    if Int64(first) <= lastDocument { report("blocks of term '\(String(decoding: term, as: UTF8.self))' overlap at document \(first)") }
-                    var it = PostingBlockIterator(value: v, firstDocument: first)
-                    do {
-                        while let e = try it.next() {
-                            entries += 1
-                            lastDocument = Int64(e.document)
-                            // A retired number's entries are stale by design until a vacuum.
-                            if retired.contains(e.document) { continue }
-                            while w < want.count && want[w].0 < e.document {
-                                report("missing posting for term '\(String(decoding: term, as: UTF8.self))' of document \(describe(want[w].0))")
-                                w += 1
-                            }
-                            if w < want.count && want[w].0 == e.document {
-                                let expectedBody = want[w].1 ?? UnsafeRawBufferPointer(start: nil, count: 0)
-                                if !expectedBody.elementsEqual(e.body) {
-                                    report("wrong frequency, length or positions for term '\(String(decoding: term, as: UTF8.self))' of document \(describe(e.document))")
-                                }
-                                w += 1
-                            } else {
-                                report("stale posting for term '\(String(decoding: term, as: UTF8.self))' of document \(describe(e.document))")
-                            }
-                        }
-                    } catch {
-                        report("block of term '\(String(decoding: term, as: UTF8.self))' at document \(first): \(error)")
-                    }
+                    walk(term, first: first, v, what: "blocks")
                     return problems.count < 100
                 }
             }
             finishTerm()
+            // Terms that have entries in segments only.
+            for term in segmentsOf.keys.sorted(by: { a, b in a.withUnsafeBytes { x in b.withUnsafeBytes { y in compareStoredKeys(x, y) < 0 } } }) {
+                startTerm(term)
+                finishTerm()
+            }
         }
         count += entries
         for term in expectedLists.keys where !seen.contains(term) {
@@ -787,6 +818,8 @@ final class FullTextPendingChanges: PendingIndexWork {
     /// once per (live documents / 2) retirements.
     func vacuum(_ txn: WriteTransaction) throws {
         guard let stats = store.statsTable else { return }
+        // Segments first: the walk below rewrites whole terms from their blocks.
+        try mergeSegments(txn)
         let retired = try RetiredNumbers(txn: txn, stats: stats)
         let table = store.table
         var writer = BlockWriter(txn: txn, table: table, append: false)
@@ -930,29 +963,18 @@ final class FullTextPendingChanges: PendingIndexWork {
         try DatabaseError.checkingFullText(index: store.definition.name) { try flush(txn: txn) }
     }
 
-    func flush(txn: WriteTransaction, writeState: Bool = true) throws {
+    /// - Parameters:
+    ///   - writeState: write the corpus totals (a back-fill writes them itself at its end).
+    ///   - segment: a small flush into an index that has blocks may write a segment (see
+    ///     "Segments" in `FullTextPostingsCodec`); a back-fill never does.
+    func flush(txn: WriteTransaction, writeState: Bool = true, segment: Bool = true) throws {
         if postingCount > 0 {
             let table = store.table
-            let empty = try txn.withCursor(table) { try !$0.first() }
-            let groups = groupRecords()
-            defer { groups.sorted.deallocate() }
-            try txn.withCursor(table) { cursor in
-                var writer = BlockWriter(txn: txn, table: table, append: empty)
-                defer { writer.deallocate() }
-                for t in slotsInTermOrder() {
-                    if empty && streams.base[t].active {
-                        // A new table and a term in stream form: cut the stream into blocks.
-                        try writer.writeStream(term: terms[t], streams.base[t].bytes)
-                        continue
-                    }
-                    let list = changes(of: Int32(t), groups)
-                    if list.isEmpty { continue }
-                    if empty {
-                        try writer.write(term: terms[t], entries: list.compactMap { d, b in b.map { (d, $0) } })
-                    } else {
-                        try merge(term: terms[t], changes: list, cursor: cursor, txn: txn, writer: &writer)
-                    }
-                }
+            if segment, postingCount <= Self.segmentPostingLimit, !hasRemovals,
+               try state.segments > 0 || txn.withCursor(table, { try $0.first() }) {
+                try writeSegment(txn)
+            } else {
+                try mergeQueue(txn, table: table)
             }
         }
         release()
@@ -969,9 +991,133 @@ final class FullTextPendingChanges: PendingIndexWork {
         internedSlots = []
         if let stats = store.statsTable {
             try writeRetired(txn, stats: stats)
+            if state.segments >= Self.segmentLimit { try mergeSegments(txn) }
             if state.retired >= max(Self.vacuumMinimum, state.statistics.documentCount / 2) { try vacuum(txn) }
             if writeState {
                 try txn.put(stats, key: FullTextPostingsCodec.corpusKey, value: FullTextPostingsCodec.encodeIndexState(state))
+            }
+        }
+    }
+
+    // MARK: Segments
+
+    /// Segments waiting before a flush merges them all into the blocks (a query looks each
+    /// term up in every waiting segment).
+    static let segmentLimit = 16
+    /// Queued changes above which a flush merges into the blocks rather than writing a
+    /// segment (a large transaction touches most terms' last blocks anyway).
+    static let segmentPostingLimit = 200_000
+
+    /// Whether a queued change is a removal (only the integrity check's model queues them).
+    private var hasRemovals: Bool {
+        for i in 0..<records.count where records.base[i].posting.isRemoval { return true }
+        return false
+    }
+
+    /// Writes the queued entries as the next segment: one entry per term, in term order, in
+    /// the documents table (`0x04 ‖ BE32(segment) ‖ term`), touching no block.
+    private func writeSegment(_ txn: WriteTransaction) throws {
+        guard let stats = store.statsTable else { return }
+        let segment = UInt32(state.segments)
+        let groups = groupRecords()
+        defer { groups.sorted.deallocate() }
+        var key = FullTextPostingsCodec.segmentPrefix(segment)
+        let prefixCount = key.count
+        var value: [UInt8] = []
+        for t in slotsInTermOrder() {
+            value.removeAll(keepingCapacity: true)
+            if streams.base[t].active {
+                // The stream is already entries with the first delta from 0: the first number
+                // goes in front and its delta becomes 0.
+                let bytes = streams.base[t].bytes
+                var reader = ByteReader(bytes)
+                let first = try reader.varint32()
+                FullTextPostingsCodec.appendBigEndian(first, to: &value)
+                value.append(0)
+                value.append(contentsOf: UnsafeRawBufferPointer(rebasing: bytes[reader.offset...]))
+            } else {
+                let list = changes(of: Int32(t), groups)
+                guard let first = list.first?.0 else { continue }
+                FullTextPostingsCodec.appendBigEndian(first, to: &value)
+                var previous = first
+                for (d, body) in list {
+                    FullTextPostingsCodec.appendVarint(UInt64(d - previous), to: &value)
+                    if let body { value.append(contentsOf: body) }
+                    previous = d
+                }
+            }
+            key.removeSubrange(prefixCount...)
+            key.append(contentsOf: terms[t])
+            try txn.put(stats, key: key, value: value)
+        }
+        state.segments += 1
+    }
+
+    /// Merges every waiting segment into the blocks (each term's entries of all segments
+    /// appended at once) and deletes them.
+    func mergeSegments(_ txn: WriteTransaction) throws {
+        guard state.segments > 0, let stats = store.statsTable else { return }
+        // Each term's entries, in segment order: values point into the documents table,
+        // which is not written until they have been merged.
+        var entriesOf: [[UInt8]: [(UInt32, UnsafeRawBufferPointer?)]] = [:]
+        var keys: [[UInt8]] = []
+        try txn.withCursor(stats) { c in
+            for segment in 0..<UInt32(state.segments) {
+                let prefix = FullTextPostingsCodec.segmentPrefix(segment)
+                var ok = try c.seek(prefix)
+                while ok && keyHasPrefix(c.key, prefix) {
+                    guard let (first, entries) = FullTextPostingsCodec.splitSegmentValue(c.value) else {
+                        throw FullTextIndexCorruption("short segment entry")
+                    }
+                    let term = Array(c.key[prefix.count...])
+                    var it = PostingBlockIterator(value: entries, firstDocument: first)
+                    var list = entriesOf[term] ?? []
+                    while let e = try it.next() {
+                        if let last = list.last?.0, e.document <= last { throw FullTextIndexCorruption("segments out of document order") }
+                        list.append((e.document, e.body))
+                    }
+                    entriesOf[term] = list
+                    keys.append(Array(c.key))
+                    ok = try c.next()
+                }
+            }
+        }
+        let terms = entriesOf.keys.sorted { a, b in a.withUnsafeBytes { x in b.withUnsafeBytes { y in compareStoredKeys(x, y) < 0 } } }
+        let table = store.table
+        try txn.withCursor(table) { cursor in
+            var writer = BlockWriter(txn: txn, table: table, append: false)
+            defer { writer.deallocate() }
+            for term in terms {
+                try merge(term: term, changes: entriesOf[term]!, cursor: cursor, txn: txn, writer: &writer)
+            }
+        }
+        for key in keys { _ = try txn.delete(stats, key: key) }
+        state.segments = 0
+    }
+
+    /// Merges the queued changes into the blocks (after any waiting segment, whose numbers
+    /// come first).
+    private func mergeQueue(_ txn: WriteTransaction, table: StorageTable) throws {
+        try mergeSegments(txn)
+        let empty = try txn.withCursor(table) { try !$0.first() }
+        let groups = groupRecords()
+        defer { groups.sorted.deallocate() }
+        try txn.withCursor(table) { cursor in
+            var writer = BlockWriter(txn: txn, table: table, append: empty)
+            defer { writer.deallocate() }
+            for t in slotsInTermOrder() {
+                if empty && streams.base[t].active {
+                    // A new table and a term in stream form: cut the stream into blocks.
+                    try writer.writeStream(term: terms[t], streams.base[t].bytes)
+                    continue
+                }
+                let list = changes(of: Int32(t), groups)
+                if list.isEmpty { continue }
+                if empty {
+                    try writer.write(term: terms[t], entries: list.compactMap { d, b in b.map { (d, $0) } })
+                } else {
+                    try merge(term: terms[t], changes: list, cursor: cursor, txn: txn, writer: &writer)
+                }
             }
         }
     }
@@ -1235,30 +1381,55 @@ struct StoredPostingsReader: PostingsReader {
                 ok = try c.next()
             }
         }
+        if state.segments > 0 {
+            // Then the term's entries in each waiting segment (their numbers come after).
+            try prefix.withUnsafeBytes { p in
+                let term = UnsafeRawBufferPointer(rebasing: p[0..<(p.count - 1)])
+                for segment in 0..<UInt32(state.segments) {
+                    if let v = try txn.get(stats, key: FullTextPostingsCodec.segmentKey(segment, term: term)) {
+                        guard let (first, entries) = FullTextPostingsCodec.splitSegmentValue(v) else { throw FullTextIndexCorruption("short segment entry") }
+                        blocks.append((first, entries))
+                    }
+                }
+            }
+        }
         return try Self.decode(blocks, positions: positions, retired: retired)
     }
 
     func postings(forPrefix prefix: String, positions: Bool) throws -> [PostingList] {
         let start = FullTextPostingsCodec.prefixScanKey(prefix)
-        var out: [PostingList] = []
-        var currentTerm: [UInt8]? = nil
-        var blocks: [(UInt32, UnsafeRawBufferPointer)] = []
+        // Each term's blocks (terms in key order), then its entries in each waiting segment.
+        var terms: [[UInt8]] = []
+        var blocksOf: [[UInt8]: [(UInt32, UnsafeRawBufferPointer)]] = [:]
+        func add(_ term: UnsafeRawBufferPointer, _ first: UInt32, _ value: UnsafeRawBufferPointer) {
+            let t = Array(term)
+            if blocksOf[t] == nil { terms.append(t) }
+            blocksOf[t, default: []].append((first, value))
+        }
         try txn.withCursor(postings) { c in
             try c.forEach(prefix: start) { k, v in
                 guard let (term, first) = FullTextPostingsCodec.splitBlockKey(k) else {
                     throw FullTextIndexCorruption("unreadable postings key")
                 }
-                if currentTerm == nil || !term.elementsEqual(currentTerm!) {
-                    if !blocks.isEmpty { out.append(try Self.decode(blocks, positions: positions, retired: retired)) }
-                    blocks = []
-                    currentTerm = Array(term)
-                }
-                blocks.append((first, v))
+                add(term, first, v)
                 return true
             }
         }
-        if !blocks.isEmpty { out.append(try Self.decode(blocks, positions: positions, retired: retired)) }
-        return out
+        if state.segments > 0 {
+            try txn.withCursor(stats) { c in
+                for segment in 0..<UInt32(state.segments) {
+                    let segmentPrefix = FullTextPostingsCodec.segmentPrefix(segment)
+                    try c.forEach(prefix: segmentPrefix + start) { k, v in
+                        guard let (first, entries) = FullTextPostingsCodec.splitSegmentValue(v) else {
+                            throw FullTextIndexCorruption("short segment entry")
+                        }
+                        add(UnsafeRawBufferPointer(rebasing: k[segmentPrefix.count...]), first, entries)
+                        return true
+                    }
+                }
+            }
+        }
+        return try terms.map { try Self.decode(blocksOf[$0]!, positions: positions, retired: retired) }
     }
 
     func corpusStatistics() throws -> FullTextCorpusStatistics {

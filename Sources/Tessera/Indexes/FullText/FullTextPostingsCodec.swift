@@ -29,8 +29,12 @@
 ///     0x02 ‖ BE32(number)     → document ID
 ///     0x03 ‖ BE32(chunk)      → 512 bytes: bit (n mod 4096) of chunk n / 4096 set = number n
 ///                               is retired (its postings are stale)
+///     0x04 ‖ BE32(segment) ‖ term
+///                             → BE32(first document number) ‖ the term's entries of that
+///                               segment, in block form (first delta 0)
 ///     0xFF                    → varint(documents) varint(tokens) varint(next document number)
-///                               [varint(retired numbers whose postings are still stored)]
+///                               [varint(retired numbers whose postings are still stored)
+///                               [varint(segments)]]
 ///
 /// The corpus totals keep BM25's average document length exact after every save.
 ///
@@ -44,6 +48,17 @@
 /// live documents (or on `performMaintenance(.optimize)`), every term holding their entries is
 /// rewritten without them and the set is cleared (`FullTextPendingChanges.vacuum`). The token count after the number is absent in entries
 /// written before format 5; updating such a document tokenizes its old text once to count.
+///
+/// **Segments** (format 7): a transaction that adds few postings to an index that has blocks
+/// does not append them to each term's last block — that dirtied one leaf page per distinct
+/// term, thousands per batch of a thousand documents, most of them rewritten again by the next
+/// batch. It writes them as one **segment** instead: one entry per term, keyed by segment
+/// number then term, so a batch's postings fill a few consecutive pages of the documents
+/// table. Document numbers only grow, so a term's list is its blocks followed by its entries
+/// in segments 0, 1, … in that order (readers look the term up in each). Once
+/// `FullTextPendingChanges.segmentLimit` segments wait (or a large transaction, a vacuum or
+/// `.optimize` comes), every segment is merged into the blocks — each term's last block
+/// rewritten once for all of them — and the segments are deleted.
 enum FullTextPostingsCodec {
     /// The separator between term and block number.
     static let separator: UInt8 = 0
@@ -205,14 +220,40 @@ enum FullTextPostingsCodec {
     /// The key of the corpus totals.
     static let corpusKey: [UInt8] = [0xFF]
 
+    /// The tag of segment entries in the documents table.
+    static let segmentTag: UInt8 = 0x04
+
+    /// `0x04 ‖ BE32(segment)`: every entry of one segment starts with these bytes.
+    static func segmentPrefix(_ segment: UInt32) -> [UInt8] {
+        var key: [UInt8] = [segmentTag]
+        appendBigEndian(segment, to: &key)
+        return key
+    }
+
+    /// `0x04 ‖ BE32(segment) ‖ term`: a term's entries in one segment.
+    static func segmentKey(_ segment: UInt32, term: UnsafeRawBufferPointer) -> [UInt8] {
+        var key = segmentPrefix(segment)
+        key.append(contentsOf: term)
+        return key
+    }
+
+    /// Splits a segment entry's value into the number of its first document and its entries
+    /// (block form: the first entry's delta is 0), or nil if it is too short.
+    static func splitSegmentValue(_ value: UnsafeRawBufferPointer) -> (first: UInt32, entries: UnsafeRawBufferPointer)? {
+        guard value.count > 4 else { return nil }
+        return (readBigEndian(value, at: 0), UnsafeRawBufferPointer(rebasing: value[4...]))
+    }
+
     /// The corpus totals of an index: `varint(documents) varint(tokens) varint(nextDocument)`,
-    /// then `varint(retired)` when some retired numbers still have postings.
+    /// then `varint(retired)` when some retired numbers still have postings or a segment is
+    /// waiting, then `varint(segments)` when segments are waiting.
     static func encodeIndexState(_ state: FullTextIndexState) -> [UInt8] {
         var out: [UInt8] = []
         appendVarint(UInt64(max(0, state.statistics.documentCount)), to: &out)
         appendVarint(UInt64(max(0, state.statistics.totalTokens)), to: &out)
         appendVarint(UInt64(state.nextDocument), to: &out)
-        if state.retired > 0 { appendVarint(UInt64(state.retired), to: &out) }
+        if state.retired > 0 || state.segments > 0 { appendVarint(UInt64(state.retired), to: &out) }
+        if state.segments > 0 { appendVarint(UInt64(state.segments), to: &out) }
         return out
     }
 
@@ -223,11 +264,13 @@ enum FullTextPostingsCodec {
         let t = try reader.varint()
         let n = try reader.varint()
         let r = reader.atEnd ? 0 : try reader.varint()
-        guard d <= UInt64(Int.max), t <= UInt64(Int.max), n <= UInt64(UInt32.max), r <= UInt64(UInt32.max), reader.atEnd else {
+        let s = reader.atEnd ? 0 : try reader.varint()
+        guard d <= UInt64(Int.max), t <= UInt64(Int.max), n <= UInt64(UInt32.max), r <= UInt64(UInt32.max),
+              s <= UInt64(UInt32.max), reader.atEnd else {
             throw FullTextIndexCorruption("bad corpus statistics")
         }
         return FullTextIndexState(statistics: FullTextCorpusStatistics(documentCount: Int(d), totalTokens: Int(t)),
-                                  nextDocument: UInt32(n), retired: Int(r))
+                                  nextDocument: UInt32(n), retired: Int(r), segments: Int(s))
     }
 
     // MARK: - Integers
@@ -385,6 +428,8 @@ struct FullTextIndexState: Equatable {
     var nextDocument: UInt32
     /// Retired document numbers whose postings are still stored (see "Retired numbers").
     var retired: Int = 0
+    /// Segments waiting to be merged into the blocks, numbered 0..<segments (see "Segments").
+    var segments: Int = 0
 }
 
 /// The retired document numbers of an index (see "Retired numbers"), copied out of the

@@ -1,0 +1,167 @@
+import Testing
+@testable import Tessera
+
+/// Small transactions write their postings as segments (format 7, "Segments" in
+/// `FullTextPostingsCodec`): no block is touched until `segmentLimit` segments wait, a query
+/// reads each term's blocks and then its segment entries, and merging the segments stores
+/// the blocks that appending each batch in place stored before.
+@Suite("Full-text: segments for small transactions")
+struct FullTextSegmentTests {
+    typealias Maintenance = FullTextBlockMaintenanceTests
+    typealias RNG = SeededRandom
+
+    /// Segment entries of an index, read in one snapshot: (segment, term) → value.
+    static func segmentEntries(_ db: Database, _ index: IndexStore) throws -> [[UInt8]: [UInt8]] {
+        let stats = try #require(index.statsTable)
+        return try db.read { snap in
+            var out: [[UInt8]: [UInt8]] = [:]
+            try snap.withCursor(stats) { c in
+                try c.forEach(prefix: [FullTextPostingsCodec.segmentTag]) { k, v in out[Array(k)] = Array(v); return true }
+            }
+            return out
+        }
+    }
+
+    @Test func smallTransactionsWriteSegmentsUntilTheLimitThenMergeThem() throws {
+        var r = RNG(seed: 61)
+        let (db, coll) = try temporaryDocsDatabase()
+        defer { try? db.close() }
+        try coll.createIndex(withName: "ftLive", config: FullTextIndexConfiguration(["body"], language: ""))
+        var model: [String: String] = [:]
+        try Maintenance.load(500, &r, db, coll, &model)
+        let live = try #require(try coll.currentStore().indexes.first { $0.definition.name == "ftLive" })
+        let loaded = try Maintenance.StoredIndex(db, live)
+        #expect(loaded.state.segments == 0)
+        #expect(try Self.segmentEntries(db, live).isEmpty)
+
+        // Batches of a few arrivals and edits: each is one more segment, and no block changes.
+        for batch in 1..<FullTextPendingChanges.segmentLimit {
+            try db.inBatch {
+                for k in 0..<(1 + r.int(6)) {
+                    let id = k == 0 ? "new\(batch)" : "doc\(r.int(500))"
+                    let body = Maintenance.text(&r)
+                    try coll.save(id: id, properties: ["body": .string(body)])
+                    model[id] = body
+                }
+            }
+            let now = try Maintenance.StoredIndex(db, live)
+            #expect(now.state.segments == batch)
+            #expect(now.blocks == loaded.blocks, "batch \(batch) rewrote blocks")
+            #expect(Set(try Self.segmentEntries(db, live).keys.map { Array($0[1..<5]) }).count == batch)
+            if batch % 5 == 1 { try Maintenance().expectSameAsRebuilt(db, coll, model: model, "segments \(batch)") }
+        }
+        // Prefix queries read segments too.
+        for prefix in ["ce*", "d*", "j*"] {
+            let got = try Maintenance.query(db, "SELECT meta().id AS id FROM docs WHERE match(ftLive, $q)", prefix).sorted()
+            let letters = prefix.dropLast()
+            let want = model.filter { $0.value.split(separator: " ").contains { $0.hasPrefix(letters) } }.keys.sorted()
+            #expect(got == want, "'\(prefix)'")
+        }
+
+        // The limit: the next small transaction merges every segment into the blocks.
+        try coll.save(id: "last", properties: ["body": .string("amber birch")])
+        model["last"] = "amber birch"
+        let merged = try Maintenance.StoredIndex(db, live)
+        #expect(merged.state.segments == 0)
+        #expect(try Self.segmentEntries(db, live).isEmpty)
+        #expect(merged.blocks != loaded.blocks)
+        try Maintenance().expectSameAsRebuilt(db, coll, model: model, "merged")
+        try Maintenance().verify(db, model, round: 0, indexes: ["ftLive"])
+    }
+
+    /// A large transaction (more than `segmentPostingLimit` postings) merges into the blocks
+    /// directly, after the waiting segments, whose numbers come first.
+    @Test func aLargeTransactionMergesTheWaitingSegmentsFirst() throws {
+        var r = RNG(seed: 62)
+        let (db, coll) = try temporaryDocsDatabase()
+        defer { try? db.close() }
+        try coll.createIndex(withName: "ftLive", config: FullTextIndexConfiguration(["body"], language: ""))
+        var model: [String: String] = [:]
+        try Maintenance.load(50, &r, db, coll, &model)
+        for i in 0..<3 {
+            try coll.save(id: "s\(i)", properties: ["body": .string("cedar dune")])
+            model["s\(i)"] = "cedar dune"
+        }
+        let live = try #require(try coll.currentStore().indexes.first { $0.definition.name == "ftLive" })
+        #expect(try Maintenance.StoredIndex(db, live).state.segments == 3)
+        // Every word once (12 postings a document), then random ones: 17,000 documents pass
+        // the limit.
+        try db.inBatch {
+            for d in 0..<17_000 {
+                let body = Maintenance.words.joined(separator: " ") + " " + Maintenance.text(&r)
+                try coll.save(id: "bulk\(d)", properties: ["body": .string(body)])
+                model["bulk\(d)"] = body
+            }
+        }
+        #expect(try Maintenance.StoredIndex(db, live).state.segments == 0)
+        #expect(try Self.segmentEntries(db, live).isEmpty)
+        let cedar = try Maintenance.query(db, "SELECT meta().id AS id FROM docs WHERE match(ftLive, $q)", "\"cedar dune\"").sorted()
+        #expect(cedar == Maintenance.phraseIDs("cedar", "dune", model))
+        #expect(try db.performMaintenance(.integrityCheck).isOK)
+    }
+
+    /// `.optimize` merges waiting segments (with no retired number to vacuum), and a vacuum
+    /// merges them before it rewrites the terms.
+    @Test func optimizeAndVacuumMergeSegments() throws {
+        var r = RNG(seed: 63)
+        let (db, coll) = try temporaryDocsDatabase()
+        defer { try? db.close() }
+        try coll.createIndex(withName: "ftLive", config: FullTextIndexConfiguration(["body"], language: ""))
+        var model: [String: String] = [:]
+        try Maintenance.load(300, &r, db, coll, &model)
+        let live = try #require(try coll.currentStore().indexes.first { $0.definition.name == "ftLive" })
+        for i in 0..<4 {
+            let body = Maintenance.text(&r)
+            try coll.save(id: "a\(i)", properties: ["body": .string(body)])
+            model["a\(i)"] = body
+        }
+        #expect(try Maintenance.StoredIndex(db, live).state.segments == 4)
+        try db.performMaintenance(.optimize)
+        #expect(try Maintenance.StoredIndex(db, live).state.segments == 0)
+        try Maintenance().expectSameAsRebuilt(db, coll, model: model, "optimized")
+
+        // Edits of more than half the documents, one transaction each: segments are written,
+        // merged at the limit, and the vacuum (which merges what waits first) leaves no
+        // retired number.
+        var sawSegments = false
+        for d in 0..<200 {
+            let body = Maintenance.text(&r)
+            try coll.save(id: "doc\(d)", properties: ["body": .string(body)])
+            model["doc\(d)"] = body
+            let waiting = try Maintenance.StoredIndex(db, live).state.segments
+            sawSegments = sawSegments || waiting > 0
+        }
+        let after = try Maintenance.StoredIndex(db, live)
+        #expect(sawSegments)
+        #expect(after.state.retired < 150, "a vacuum ran")
+        try Maintenance().expectSameAsRebuilt(db, coll, model: model, "vacuumed")
+    }
+
+    /// The integrity check reads segments: a lost segment entry, an entry in a segment the
+    /// statistics do not name, and a segment count that disagrees are reported.
+    @Test func theIntegrityCheckReadsSegments() throws {
+        var r = RNG(seed: 64)
+        let (db, coll) = try temporaryDocsDatabase()
+        defer { try? db.close() }
+        try coll.createIndex(withName: "ftLive", config: FullTextIndexConfiguration(["body"], language: ""))
+        var model: [String: String] = [:]
+        try Maintenance.load(100, &r, db, coll, &model)
+        try coll.save(id: "x1", properties: ["body": .string("kelp larch")])
+        try coll.save(id: "x2", properties: ["body": .string("kelp fjord")])
+        #expect(try db.performMaintenance(.integrityCheck).isOK)
+        let live = try #require(try coll.currentStore().indexes.first { $0.definition.name == "ftLive" })
+        let stats = try #require(live.statsTable)
+        let kelp = FullTextPostingsCodec.segmentKey(1, term: UnsafeRawBufferPointer(start: nil, count: 0)) + Array("kelp".utf8)
+        let saved = try #require(try Self.segmentEntries(db, live)[kelp])
+        try db.write { ctx in _ = try ctx.txn.delete(stats, key: kelp) }
+        let lost = try db.performMaintenance(.integrityCheck)
+        #expect(lost.problems.contains { $0.contains("missing posting for term 'kelp' of document 'x2'") }, "\(lost)")
+
+        try db.write { ctx in
+            try ctx.txn.put(stats, key: kelp, value: saved)
+            try ctx.txn.put(stats, key: FullTextPostingsCodec.segmentPrefix(7) + Array("kelp".utf8), value: saved)
+        }
+        let stray = try db.performMaintenance(.integrityCheck)
+        #expect(stray.problems.contains { $0.contains("segment 7 of term 'kelp' is not below the 2 segments") }, "\(stray)")
+    }
+}
