@@ -16,7 +16,7 @@ struct FullTextSegmentTests {
         return try db.read { snap in
             var out: [[UInt8]: [UInt8]] = [:]
             try snap.withCursor(stats) { c in
-                try c.forEach(prefix: [FullTextPostingsCodec.segmentTag]) { k, v in out[Array(k)] = Array(v); return true }
+                try c.forEach(prefix: FullTextPostingsCodec.segmentKeyPrefix) { k, v in out[Array(k)] = Array(v); return true }
             }
             return out
         }
@@ -47,7 +47,7 @@ struct FullTextSegmentTests {
             let now = try Maintenance.StoredIndex(db, live)
             #expect(now.state.segments == batch)
             #expect(now.blocks == loaded.blocks, "batch \(batch) rewrote blocks")
-            #expect(Set(try Self.segmentEntries(db, live).keys.map { Array($0[1..<5]) }).count == batch)
+            #expect(Set(try Self.segmentEntries(db, live).keys.map { Array($0[2..<6]) }).count == batch)
             if batch % 5 == 1 { try Maintenance().expectSameAsRebuilt(db, coll, model: model, "segments \(batch)") }
         }
         // Prefix queries read segments too.

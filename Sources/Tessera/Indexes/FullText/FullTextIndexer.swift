@@ -325,9 +325,8 @@ final class FullTextIndexKind: IndexKind, @unchecked Sendable {
         let state = try FullTextIndexKind.indexState(txn: txn, stats: stats)
         try txn.withCursor(stats) { c in
             try c.forEach { k, v in
-                if k.first == FullTextPostingsCodec.segmentTag, k.count > 5 {
-                    let segment = FullTextPostingsCodec.readBigEndian(k, at: 1)
-                    let term = Array(k[5...])
+                if let (segment, termBytes) = FullTextPostingsCodec.splitSegmentKey(k) {
+                    let term = Array(termBytes)
                     if segment >= UInt32(state.segments) {
                         report("segment \(segment) of term '\(String(decoding: term, as: UTF8.self))' is not below the \(state.segments) segments the statistics name")
                     } else if let (first, entries) = FullTextPostingsCodec.splitSegmentValue(v) {
@@ -1015,7 +1014,7 @@ final class FullTextPendingChanges: PendingIndexWork {
     }
 
     /// Writes the queued entries as the next segment: one entry per term, in term order, in
-    /// the documents table (`0x04 ‖ BE32(segment) ‖ term`), touching no block.
+    /// the documents table (`0xFF 0x01 ‖ BE32(segment) ‖ term`, appended), touching no block.
     private func writeSegment(_ txn: WriteTransaction) throws {
         guard let stats = store.statsTable else { return }
         let segment = UInt32(state.segments)
@@ -1048,7 +1047,8 @@ final class FullTextPendingChanges: PendingIndexWork {
             }
             key.removeSubrange(prefixCount...)
             key.append(contentsOf: terms[t])
-            try txn.put(stats, key: key, value: value)
+            // Segment keys sort last, a new segment after the others, terms ascending.
+            try txn.put(stats, key: key, value: value, flags: .append)
         }
         state.segments += 1
     }
@@ -1057,41 +1057,64 @@ final class FullTextPendingChanges: PendingIndexWork {
     /// appended at once) and deletes them.
     func mergeSegments(_ txn: WriteTransaction) throws {
         guard state.segments > 0, let stats = store.statsTable else { return }
-        // Each term's entries, in segment order: values point into the documents table,
-        // which is not written until they have been merged.
-        var entriesOf: [[UInt8]: [(UInt32, UnsafeRawBufferPointer?)]] = [:]
-        var keys: [[UInt8]] = []
+        // Each segment's (term, value) pairs in term order, copied out (the writes below may
+        // move this transaction's own dirty pages): offsets into `bytes`.
+        var bytes = UnsafeGrowableBuffer<UInt8>(capacity: 1 << 16)
+        defer { bytes.deallocate() }
+        var runs: [[(term: Range<Int>, value: Range<Int>)]] = []
         try txn.withCursor(stats) { c in
             for segment in 0..<UInt32(state.segments) {
                 let prefix = FullTextPostingsCodec.segmentPrefix(segment)
+                var run: [(term: Range<Int>, value: Range<Int>)] = []
                 var ok = try c.seek(prefix)
                 while ok && keyHasPrefix(c.key, prefix) {
-                    guard let (first, entries) = FullTextPostingsCodec.splitSegmentValue(c.value) else {
-                        throw FullTextIndexCorruption("short segment entry")
+                    let termStart = bytes.count
+                    if c.key.count > prefix.count {
+                        bytes.append(c.key.baseAddress!.assumingMemoryBound(to: UInt8.self) + prefix.count, count: c.key.count - prefix.count)
                     }
-                    let term = Array(c.key[prefix.count...])
-                    var it = PostingBlockIterator(value: entries, firstDocument: first)
-                    var list = entriesOf[term] ?? []
-                    while let e = try it.next() {
-                        if let last = list.last?.0, e.document <= last { throw FullTextIndexCorruption("segments out of document order") }
-                        list.append((e.document, e.body))
-                    }
-                    entriesOf[term] = list
-                    keys.append(Array(c.key))
+                    let valueStart = bytes.count
+                    if let v = c.value.baseAddress { bytes.append(v.assumingMemoryBound(to: UInt8.self), count: c.value.count) }
+                    run.append((termStart..<valueStart, valueStart..<bytes.count))
                     ok = try c.next()
                 }
+                runs.append(run)
             }
         }
-        let terms = entriesOf.keys.sorted { a, b in a.withUnsafeBytes { x in b.withUnsafeBytes { y in compareStoredKeys(x, y) < 0 } } }
+        func slice(_ r: Range<Int>) -> UnsafeRawBufferPointer { UnsafeRawBufferPointer(start: bytes.base + r.lowerBound, count: r.count) }
+        // Terms in order across the runs (each run is sorted): the smallest head term, then
+        // its entries from every run that has it, in segment order.
+        var heads = [Int](repeating: 0, count: runs.count)
+        var changes: [(UInt32, UnsafeRawBufferPointer?)] = []
         let table = store.table
         try txn.withCursor(table) { cursor in
             var writer = BlockWriter(txn: txn, table: table, append: false)
             defer { writer.deallocate() }
-            for term in terms {
-                try merge(term: term, changes: entriesOf[term]!, cursor: cursor, txn: txn, writer: &writer)
+            while true {
+                var smallest: UnsafeRawBufferPointer? = nil
+                for r in runs.indices where heads[r] < runs[r].count {
+                    let t = slice(runs[r][heads[r]].term)
+                    if smallest == nil || compareStoredKeys(t, smallest!) < 0 { smallest = t }
+                }
+                guard let term = smallest else { break }
+                changes.removeAll(keepingCapacity: true)
+                for r in runs.indices where heads[r] < runs[r].count && compareStoredKeys(slice(runs[r][heads[r]].term), term) == 0 {
+                    guard let (first, entries) = FullTextPostingsCodec.splitSegmentValue(slice(runs[r][heads[r]].value)) else {
+                        throw FullTextIndexCorruption("short segment entry")
+                    }
+                    var it = PostingBlockIterator(value: entries, firstDocument: first)
+                    while let e = try it.next() {
+                        if let last = changes.last?.0, e.document <= last { throw FullTextIndexCorruption("segments out of document order") }
+                        changes.append((e.document, e.body))
+                    }
+                    heads[r] += 1
+                }
+                try merge(term: Array(term), changes: changes, cursor: cursor, txn: txn, writer: &writer)
             }
         }
-        for key in keys { _ = try txn.delete(stats, key: key) }
+        for (segment, run) in runs.enumerated() {
+            let prefix = FullTextPostingsCodec.segmentPrefix(UInt32(segment))
+            for entry in run { _ = try txn.delete(stats, key: prefix + Array(slice(entry.term))) }
+        }
         state.segments = 0
     }
 

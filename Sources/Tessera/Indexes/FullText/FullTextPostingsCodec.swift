@@ -29,12 +29,12 @@
 ///     0x02 ‖ BE32(number)     → document ID
 ///     0x03 ‖ BE32(chunk)      → 512 bytes: bit (n mod 4096) of chunk n / 4096 set = number n
 ///                               is retired (its postings are stale)
-///     0x04 ‖ BE32(segment) ‖ term
-///                             → BE32(first document number) ‖ the term's entries of that
-///                               segment, in block form (first delta 0)
 ///     0xFF                    → varint(documents) varint(tokens) varint(next document number)
 ///                               [varint(retired numbers whose postings are still stored)
 ///                               [varint(segments)]]
+///     0xFF 0x01 ‖ BE32(segment) ‖ term
+///                             → BE32(first document number) ‖ the term's entries of that
+///                               segment, in block form (first delta 0)
 ///
 /// The corpus totals keep BM25's average document length exact after every save.
 ///
@@ -53,8 +53,8 @@
 /// does not append them to each term's last block — that dirtied one leaf page per distinct
 /// term, thousands per batch of a thousand documents, most of them rewritten again by the next
 /// batch. It writes them as one **segment** instead: one entry per term, keyed by segment
-/// number then term, so a batch's postings fill a few consecutive pages of the documents
-/// table. Document numbers only grow, so a term's list is its blocks followed by its entries
+/// number then term after every other key, so a batch's postings are appended to the end
+/// of the documents table. Document numbers only grow, so a term's list is its blocks followed by its entries
 /// in segments 0, 1, … in that order (readers look the term up in each). Once
 /// `FullTextPendingChanges.segmentLimit` segments wait (or a large transaction, a vacuum or
 /// `.optimize` comes), every segment is merged into the blocks — each term's last block
@@ -220,21 +220,28 @@ enum FullTextPostingsCodec {
     /// The key of the corpus totals.
     static let corpusKey: [UInt8] = [0xFF]
 
-    /// The tag of segment entries in the documents table.
-    static let segmentTag: UInt8 = 0x04
+    /// Every segment entry's key starts with these bytes: after the corpus key (`0xFF`), so
+    /// the entries of each new segment go at the end of the table, in LMDB's append mode.
+    static let segmentKeyPrefix: [UInt8] = [0xFF, 0x01]
 
-    /// `0x04 ‖ BE32(segment)`: every entry of one segment starts with these bytes.
+    /// `0xFF 0x01 ‖ BE32(segment)`: every entry of one segment starts with these bytes.
     static func segmentPrefix(_ segment: UInt32) -> [UInt8] {
-        var key: [UInt8] = [segmentTag]
+        var key = segmentKeyPrefix
         appendBigEndian(segment, to: &key)
         return key
     }
 
-    /// `0x04 ‖ BE32(segment) ‖ term`: a term's entries in one segment.
+    /// `0xFF 0x01 ‖ BE32(segment) ‖ term`: a term's entries in one segment.
     static func segmentKey(_ segment: UInt32, term: UnsafeRawBufferPointer) -> [UInt8] {
         var key = segmentPrefix(segment)
         key.append(contentsOf: term)
         return key
+    }
+
+    /// Splits a segment entry's key into its segment number and term, or nil if it is not one.
+    static func splitSegmentKey(_ key: UnsafeRawBufferPointer) -> (segment: UInt32, term: UnsafeRawBufferPointer)? {
+        guard key.count > 6, key[0] == segmentKeyPrefix[0], key[1] == segmentKeyPrefix[1] else { return nil }
+        return (readBigEndian(key, at: 2), UnsafeRawBufferPointer(rebasing: key[6...]))
     }
 
     /// Splits a segment entry's value into the number of its first document and its entries
