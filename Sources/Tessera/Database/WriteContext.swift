@@ -13,8 +13,11 @@ final class WriteContext {
     var catalog: Catalog
     private var catalogChanged = false
     private var catalogReloaded = false
-    private var sequences: [CollectionKey: UInt64] = [:]
-    private var countDeltas: [CollectionKey: Int] = [:]
+    /// What this transaction accumulated per collection, and the last collection asked for
+    /// (saves in a batch go to one collection: no hashing of its key per save).
+    private var counters: [CollectionKey: CollectionCounters] = [:]
+    private var lastKey: CollectionKey?
+    private var lastCounters: CollectionCounters?
     /// Work to run after commit (updating documents' metadata in memory).
     var afterCommit: [() -> Void] = []
     /// Documents purged, recorded only while observers exist (Observation/).
@@ -48,61 +51,65 @@ final class WriteContext {
         return s
     }
 
-    /// The next sequence number of a collection: strictly increasing, never reused (purges included).
-    func nextSequence(_ key: CollectionKey) throws -> UInt64 {
-        var current: UInt64
-        if let s = sequences[key] {
-            current = s
+    /// The counters of collection `key` in this transaction (created on first use).
+    @inline(__always)
+    private func counters(_ key: CollectionKey) -> CollectionCounters {
+        if let last = lastCounters, lastKey == key { return last }
+        let c: CollectionCounters
+        if let known = counters[key] {
+            c = known
         } else {
-            current = try WriteContext.readCounter(txn: txn, meta: database.metaTable, name: "seq:" + key.fullName)
+            c = CollectionCounters()
+            counters[key] = c
         }
-        current += 1
-        sequences[key] = current
-        return current
+        lastKey = key
+        lastCounters = c
+        return c
     }
 
-    /// The largest document ID known to be in each collection's document table in this
-    /// transaction (read once, then raised by every insert): never smaller than the real
-    /// largest key, so a key above it is above every key in the table.
-    private var largestDocumentKeys: [CollectionKey: [UInt8]] = [:]
+    /// The next sequence number of a collection: strictly increasing, never reused (purges included).
+    func nextSequence(_ key: CollectionKey) throws -> UInt64 {
+        let c = counters(key)
+        let current = try (c.sequence ?? WriteContext.readCounter(txn: txn, meta: database.metaTable, name: "seq:" + key.fullName)) + 1
+        c.sequence = current
+        return current
+    }
 
     /// Put flags for inserting document `id` into `store`'s document table: `.append` when
     /// the ID sorts after every ID in the table (`MDB_APPEND` then fills the last page before
     /// starting a new one: IDs imported in ascending order fill about 96 % of their pages, not 89 %).
     func documentPutFlags(_ key: CollectionKey, store: CollectionStore, id: [UInt8]) throws -> StoragePutFlags {
+        let c = counters(key)
         let largest: [UInt8]
-        if let known = largestDocumentKeys[key] {
+        if let known = c.largestDocumentKey {
             largest = known
         } else {
             largest = try txn.withCursor(store.docs) { c in try c.last() ? Array(c.key) : [] }
         }
         if largest.isEmpty || largest.lexicographicallyPrecedes(id) {
-            largestDocumentKeys[key] = id
+            c.largestDocumentKey = id
             return .append
         }
-        largestDocumentKeys[key] = largest
+        c.largestDocumentKey = largest
         return []
     }
 
     func adjustCount(_ key: CollectionKey, by delta: Int) {
-        countDeltas[key, default: 0] += delta
-        countChanged.insert(key)
+        let c = counters(key)
+        c.countDelta += delta
+        c.countChanged = true
     }
-
-    /// Collections whose live-document count this transaction changed (their indexes'
-    /// statistics are checked for drift before commit).
-    private var countChanged: Set<CollectionKey> = []
 
     /// Recomputes the planner statistics of the keyed indexes of every collection whose
     /// document count changed, when an index's entry count drifted from them.
     private func refreshStatistics() throws {
-        for key in countChanged {
+        for (key, c) in counters where c.countChanged {
+            c.countChanged = false
             guard let store = catalog.collections[key] else { continue }
             for index in store.indexes where index.kind is any KeyedIndexKind {
                 try IndexStatistics.refreshIfDrifted(index, txn: txn, meta: database.metaTable)
             }
         }
-        countChanged = []
     }
 
     static func readCounter(txn: Snapshot, meta: StorageTable, name: String) throws -> UInt64 {
@@ -128,8 +135,8 @@ final class WriteContext {
         let meta = database.metaTable
         try txn.delete(meta, key: Array(("seq:" + key.fullName).utf8))
         try txn.delete(meta, key: Array(("count:" + key.fullName).utf8))
-        sequences[key] = nil
-        countDeltas[key] = nil
+        counters[key] = nil
+        if lastKey == key { (lastKey, lastCounters) = (nil, nil) }
         catalogChanged = true
     }
 
@@ -152,16 +159,18 @@ final class WriteContext {
     /// before an integrity check inside the transaction reads them).
     func flushCounters() throws {
         let meta = database.metaTable
-        for (key, seq) in sequences {
-            try txn.put(meta, key: Array(("seq:" + key.fullName).utf8), value: withUnsafeBytes(of: seq.littleEndian) { Array($0) })
+        for (key, c) in counters {
+            if let seq = c.sequence {
+                try txn.put(meta, key: Array(("seq:" + key.fullName).utf8), value: withUnsafeBytes(of: seq.littleEndian) { Array($0) })
+            }
+            if c.countDelta != 0 {
+                let name = "count:" + key.fullName
+                let current = Int64(bitPattern: try WriteContext.readCounter(txn: txn, meta: meta, name: name))
+                let next = UInt64(bitPattern: current + Int64(c.countDelta))
+                try txn.put(meta, key: Array(name.utf8), value: withUnsafeBytes(of: next.littleEndian) { Array($0) })
+                c.countDelta = 0
+            }
         }
-        for (key, delta) in countDeltas where delta != 0 {
-            let name = "count:" + key.fullName
-            let current = Int64(bitPattern: try WriteContext.readCounter(txn: txn, meta: meta, name: name))
-            let next = UInt64(bitPattern: current + Int64(delta))
-            try txn.put(meta, key: Array(name.utf8), value: withUnsafeBytes(of: next.littleEndian) { Array($0) })
-        }
-        countDeltas = [:]
     }
 
     /// Publishes the catalogue and runs after-commit work; called once the commit succeeded.
@@ -181,4 +190,18 @@ final class WriteContext {
         // Observation: one atomic load when nobody observes (WriteContext+Observation.swift).
         notifyObservers()
     }
+}
+
+/// What one write transaction accumulates for one collection until it commits.
+private final class CollectionCounters {
+    /// The last sequence number handed out (nil until the stored counter is read).
+    var sequence: UInt64?
+    /// Live documents gained (or lost) since the counters were last written.
+    var countDelta = 0
+    /// The live-document count changed: the indexes' statistics are checked for drift.
+    var countChanged = false
+    /// The largest document ID known to be in the document table in this transaction (read
+    /// once, then raised by every insert): never smaller than the real largest key, so a key
+    /// above it is above every key in the table.
+    var largestDocumentKey: [UInt8]?
 }
