@@ -84,11 +84,12 @@ struct FullTextSegmentTests {
         }
         let live = try #require(try coll.currentStore().indexes.first { $0.definition.name == "ftLive" })
         #expect(try Maintenance.StoredIndex(db, live).state.segments == 3)
-        // Every word once (12 postings a document), then random ones: 17,000 documents pass
-        // the limit.
+        // 200 distinct words a document: 5,100 documents pass the limit.
+        let many = (0..<198).map { "w\($0)" }.joined(separator: " ")
+        #expect(5_100 * 200 > FullTextPendingChanges.segmentPostingLimit)
         try db.inBatch {
-            for d in 0..<17_000 {
-                let body = Maintenance.words.joined(separator: " ") + " " + Maintenance.text(&r)
+            for d in 0..<5_100 {
+                let body = "cedar dune " + many
                 try coll.save(id: "bulk\(d)", properties: ["body": .string(body)])
                 model["bulk\(d)"] = body
             }

@@ -393,6 +393,7 @@ final class FullTextIndexKind: IndexKind, @unchecked Sendable {
         // `expected`, which outlives the walk).
         var seen = Set<[UInt8]>()
         var entries = 0
+        var segmentEntries = 0
         var expectedLists: [[UInt8]: [(UInt32, UnsafeRawBufferPointer?)]] = [:]
         expected.forEachTerm { term, list in expectedLists[term] = list }
         try withExtendedLifetime(expected) {
@@ -407,9 +408,11 @@ final class FullTextIndexKind: IndexKind, @unchecked Sendable {
             func walk(_ term: [UInt8], first: UInt32, _ v: UnsafeRawBufferPointer, what: String) {
                 if Int64(first) <= lastDocument { report("\(what) of term '\(String(decoding: term, as: UTF8.self))' overlap at document \(first)") }
                 var it = PostingBlockIterator(value: v, firstDocument: first)
+                let inSegment = what == "segment entries"
                 do {
                     while let e = try it.next() {
                         entries += 1
+                        if inSegment { segmentEntries += 1 }
                         lastDocument = Int64(e.document)
                         // A retired number's entries are stale by design until a vacuum.
                         if retired.contains(e.document) { continue }
@@ -470,6 +473,9 @@ final class FullTextIndexKind: IndexKind, @unchecked Sendable {
             }
         }
         count += entries
+        if segmentEntries != state.segmentPostings {
+            report("\(segmentEntries) entries wait in segments, the statistics say \(state.segmentPostings)")
+        }
         for term in expectedLists.keys where !seen.contains(term) {
             report("missing postings for term '\(String(decoding: term, as: UTF8.self))'")
         }
@@ -990,7 +996,7 @@ final class FullTextPendingChanges: PendingIndexWork {
         internedSlots = []
         if let stats = store.statsTable {
             try writeRetired(txn, stats: stats)
-            if state.segments >= Self.segmentLimit { try mergeSegments(txn) }
+            if state.segments >= Self.segmentLimit || state.segmentPostings >= Self.segmentPostingsLimit { try mergeSegments(txn) }
             if state.retired >= max(Self.vacuumMinimum, state.statistics.documentCount / 2) { try vacuum(txn) }
             if writeState {
                 try txn.put(stats, key: FullTextPostingsCodec.corpusKey, value: FullTextPostingsCodec.encodeIndexState(state))
@@ -1004,8 +1010,11 @@ final class FullTextPendingChanges: PendingIndexWork {
     /// term up in every waiting segment).
     static let segmentLimit = 16
     /// Queued changes above which a flush merges into the blocks rather than writing a
-    /// segment (a large transaction touches most terms' last blocks anyway).
-    static let segmentPostingLimit = 200_000
+    /// segment (a transaction of about 12,000 documents of 80 distinct words).
+    static let segmentPostingLimit = 1_000_000
+    /// Entries waiting in segments before a flush merges them (a merge copies them out of
+    /// the table first: at most this many, about 30 MB).
+    static let segmentPostingsLimit = 2_000_000
 
     /// Whether a queued change is a removal (only the integrity check's model queues them).
     private var hasRemovals: Bool {
@@ -1051,6 +1060,7 @@ final class FullTextPendingChanges: PendingIndexWork {
             try txn.put(stats, key: key, value: value, flags: .append)
         }
         state.segments += 1
+        state.segmentPostings += postingCount
     }
 
     /// Merges every waiting segment into the blocks (each term's entries of all segments
@@ -1116,6 +1126,7 @@ final class FullTextPendingChanges: PendingIndexWork {
             for entry in run { _ = try txn.delete(stats, key: prefix + Array(slice(entry.term))) }
         }
         state.segments = 0
+        state.segmentPostings = 0
     }
 
     /// Merges the queued changes into the blocks (after any waiting segment, whose numbers

@@ -31,7 +31,7 @@
 ///                               is retired (its postings are stale)
 ///     0xFF                    → varint(documents) varint(tokens) varint(next document number)
 ///                               [varint(retired numbers whose postings are still stored)
-///                               [varint(segments)]]
+///                               [varint(segments) varint(entries in segments)]]
 ///     0xFF 0x01 ‖ BE32(segment) ‖ term
 ///                             → BE32(first document number) ‖ the term's entries of that
 ///                               segment, in block form (first delta 0)
@@ -56,9 +56,10 @@
 /// number then term after every other key, so a batch's postings are appended to the end
 /// of the documents table. Document numbers only grow, so a term's list is its blocks followed by its entries
 /// in segments 0, 1, … in that order (readers look the term up in each). Once
-/// `FullTextPendingChanges.segmentLimit` segments wait (or a large transaction, a vacuum or
-/// `.optimize` comes), every segment is merged into the blocks — each term's last block
-/// rewritten once for all of them — and the segments are deleted.
+/// `FullTextPendingChanges.segmentLimit` segments or `segmentPostingsLimit` entries wait (or a
+/// larger transaction, a vacuum or `.optimize` comes), every segment is merged into the
+/// blocks — each term's last block rewritten once for all of them — and the segments are
+/// deleted.
 enum FullTextPostingsCodec {
     /// The separator between term and block number.
     static let separator: UInt8 = 0
@@ -260,7 +261,10 @@ enum FullTextPostingsCodec {
         appendVarint(UInt64(max(0, state.statistics.totalTokens)), to: &out)
         appendVarint(UInt64(state.nextDocument), to: &out)
         if state.retired > 0 || state.segments > 0 { appendVarint(UInt64(state.retired), to: &out) }
-        if state.segments > 0 { appendVarint(UInt64(state.segments), to: &out) }
+        if state.segments > 0 {
+            appendVarint(UInt64(state.segments), to: &out)
+            appendVarint(UInt64(max(0, state.segmentPostings)), to: &out)
+        }
         return out
     }
 
@@ -272,12 +276,13 @@ enum FullTextPostingsCodec {
         let n = try reader.varint()
         let r = reader.atEnd ? 0 : try reader.varint()
         let s = reader.atEnd ? 0 : try reader.varint()
+        let p = reader.atEnd ? 0 : try reader.varint()
         guard d <= UInt64(Int.max), t <= UInt64(Int.max), n <= UInt64(UInt32.max), r <= UInt64(UInt32.max),
-              s <= UInt64(UInt32.max), reader.atEnd else {
+              s <= UInt64(UInt32.max), p <= UInt64(Int.max), reader.atEnd else {
             throw FullTextIndexCorruption("bad corpus statistics")
         }
         return FullTextIndexState(statistics: FullTextCorpusStatistics(documentCount: Int(d), totalTokens: Int(t)),
-                                  nextDocument: UInt32(n), retired: Int(r), segments: Int(s))
+                                  nextDocument: UInt32(n), retired: Int(r), segments: Int(s), segmentPostings: Int(p))
     }
 
     // MARK: - Integers
@@ -437,6 +442,8 @@ struct FullTextIndexState: Equatable {
     var retired: Int = 0
     /// Segments waiting to be merged into the blocks, numbered 0..<segments (see "Segments").
     var segments: Int = 0
+    /// The entries those segments hold.
+    var segmentPostings: Int = 0
 }
 
 /// The retired document numbers of an index (see "Retired numbers"), copied out of the
