@@ -214,7 +214,11 @@ struct Importer {
             switch imported {
             case .string(let s): id = s
             case .int(let n): id = String(n)
-            case .absent, .invalid: id = ids.next() // (an invalid ID is a failure, never a document)
+            case .absent: id = ids.next()
+            case .invalid(let type):
+                // (`ParsedLine.parse` already makes such a line a failure.)
+                throw ImportError(file: file, line: parsed.line + lineOffset, column: nil, element: nil,
+                                  message: "'\(idField)' must be a string or an integer, not \(type)")
             }
         }
         do {
