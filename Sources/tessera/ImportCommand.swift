@@ -209,17 +209,9 @@ struct Importer {
         switch parsed.outcome {
         case .failure(let column, let message):
             throw ImportError(file: file, line: parsed.line + lineOffset, column: column, element: nil, message: message)
-        case .document(let imported, let prepared):
+        case .document(let given, let prepared):
+            id = given ?? ids.next()
             body = prepared
-            switch imported {
-            case .string(let s): id = s
-            case .int(let n): id = String(n)
-            case .absent: id = ids.next()
-            case .invalid(let type):
-                // (`ParsedLine.parse` already makes such a line a failure.)
-                throw ImportError(file: file, line: parsed.line + lineOffset, column: nil, element: nil,
-                                  message: "'\(idField)' must be a string or an integer, not \(type)")
-            }
         }
         do {
             try collection.save(id: id, prepared: body)

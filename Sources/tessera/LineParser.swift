@@ -28,8 +28,8 @@ struct ParsedLine: @unchecked Sendable {
     var outcome: Outcome
 
     enum Outcome {
-        /// A document: its ID member and its checked body.
-        case document(id: ImportedID, body: PreparedBody)
+        /// A document: its ID (nil: none given, the importer generates one) and its checked body.
+        case document(id: String?, body: PreparedBody)
         /// Malformed JSON, a root that is not an object, an ID of another type, a reserved
         /// key: the message, with the column where the JSON reader knows it.
         case failure(column: Int?, message: String)
@@ -60,7 +60,7 @@ struct ParsedLine: @unchecked Sendable {
             return parsed
         }
         do {
-            parsed.outcome = .document(id: document.id, body: try PreparedBody(id: knownID, encodedBody: document.body))
+            parsed.outcome = .document(id: knownID, body: try PreparedBody(id: knownID, encodedBody: document.body))
         } catch let e as DatabaseError {
             parsed.outcome = .failure(column: nil, message: e.message)
         } catch {

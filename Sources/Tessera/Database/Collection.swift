@@ -124,7 +124,7 @@ public final class Collection: @unchecked Sendable, CustomStringConvertible {
         } catch {
             throw DatabaseError(.invalidJSON, "document '\(id)': \(error)", underlying: error as? JSONError)
         }
-        try save(id: id, encodedBody: body)
+        try write(id: id, prepared: PreparedBody(id: id, encodedBody: body))
     }
 
     /// Saves a body already in the binary format (encoded from JSON text: `tessera import`).
@@ -132,7 +132,7 @@ public final class Collection: @unchecked Sendable, CustomStringConvertible {
     /// - Throws: `.notAnObject`, `.reservedKey`, `.invalidDocumentID`.
     package func save(id: String, encodedBody body: [UInt8]) throws {
         try DocumentValidation.validateID(id)
-        try save(id: id, prepared: PreparedBody(id: id, encodedBody: body))
+        try write(id: id, prepared: PreparedBody(id: id, encodedBody: body))
     }
 
     /// Saves a body checked and hashed beforehand (`PreparedBody`, made on another thread by
@@ -141,6 +141,11 @@ public final class Collection: @unchecked Sendable, CustomStringConvertible {
     /// - Throws: `.invalidDocumentID`, `.storage`.
     package func save(id: String, prepared: PreparedBody) throws {
         try DocumentValidation.validateID(id)
+        try write(id: id, prepared: prepared)
+    }
+
+    /// Writes a checked body under an ID already validated.
+    private func write(id: String, prepared: PreparedBody) throws {
         _ = try write(id: id, body: prepared.body, deleting: false, expectedRevision: nil, checkConflict: false,
                       digestIfNew: prepared.digestIfNew)
     }

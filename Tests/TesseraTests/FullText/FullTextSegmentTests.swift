@@ -22,14 +22,25 @@ struct FullTextSegmentTests {
         }
     }
 
+    /// A database whose collection `docs` has the full-text index `ftLive` (returned) over
+    /// `count` random documents saved in one batch; `model` gets their text.
+    static func loaded(_ count: Int, _ r: inout RNG, _ model: inout [String: String]) throws -> (Database, Collection, IndexStore) {
+        let (db, coll) = try temporaryDocsDatabase()
+        do {
+            try coll.createIndex(withName: "ftLive", config: FullTextIndexConfiguration(["body"], language: ""))
+            try Maintenance.load(count, &r, db, coll, &model)
+            return (db, coll, try #require(try coll.currentStore().indexes.first { $0.definition.name == "ftLive" }))
+        } catch {
+            try? db.close()
+            throw error
+        }
+    }
+
     @Test func smallTransactionsWriteSegmentsUntilTheLimitThenMergeThem() throws {
         var r = RNG(seed: 61)
-        let (db, coll) = try temporaryDocsDatabase()
-        defer { try? db.close() }
-        try coll.createIndex(withName: "ftLive", config: FullTextIndexConfiguration(["body"], language: ""))
         var model: [String: String] = [:]
-        try Maintenance.load(500, &r, db, coll, &model)
-        let live = try #require(try coll.currentStore().indexes.first { $0.definition.name == "ftLive" })
+        let (db, coll, live) = try Self.loaded(500, &r, &model)
+        defer { try? db.close() }
         let loaded = try Maintenance.StoredIndex(db, live)
         #expect(loaded.state.segments == 0)
         #expect(try Self.segmentEntries(db, live).isEmpty)
@@ -73,16 +84,13 @@ struct FullTextSegmentTests {
     /// directly, after the waiting segments, whose numbers come first.
     @Test func aLargeTransactionMergesTheWaitingSegmentsFirst() throws {
         var r = RNG(seed: 62)
-        let (db, coll) = try temporaryDocsDatabase()
-        defer { try? db.close() }
-        try coll.createIndex(withName: "ftLive", config: FullTextIndexConfiguration(["body"], language: ""))
         var model: [String: String] = [:]
-        try Maintenance.load(50, &r, db, coll, &model)
+        let (db, coll, live) = try Self.loaded(50, &r, &model)
+        defer { try? db.close() }
         for i in 0..<3 {
             try coll.save(id: "s\(i)", properties: ["body": .string("cedar dune")])
             model["s\(i)"] = "cedar dune"
         }
-        let live = try #require(try coll.currentStore().indexes.first { $0.definition.name == "ftLive" })
         #expect(try Maintenance.StoredIndex(db, live).state.segments == 3)
         // 200 distinct words a document: 5,100 documents pass the limit.
         let many = (0..<198).map { "w\($0)" }.joined(separator: " ")
@@ -105,12 +113,9 @@ struct FullTextSegmentTests {
     /// merges them before it rewrites the terms.
     @Test func optimizeAndVacuumMergeSegments() throws {
         var r = RNG(seed: 63)
-        let (db, coll) = try temporaryDocsDatabase()
-        defer { try? db.close() }
-        try coll.createIndex(withName: "ftLive", config: FullTextIndexConfiguration(["body"], language: ""))
         var model: [String: String] = [:]
-        try Maintenance.load(300, &r, db, coll, &model)
-        let live = try #require(try coll.currentStore().indexes.first { $0.definition.name == "ftLive" })
+        let (db, coll, live) = try Self.loaded(300, &r, &model)
+        defer { try? db.close() }
         for i in 0..<4 {
             let body = Maintenance.text(&r)
             try coll.save(id: "a\(i)", properties: ["body": .string(body)])
@@ -142,15 +147,12 @@ struct FullTextSegmentTests {
     /// statistics do not name, and a segment count that disagrees are reported.
     @Test func theIntegrityCheckReadsSegments() throws {
         var r = RNG(seed: 64)
-        let (db, coll) = try temporaryDocsDatabase()
-        defer { try? db.close() }
-        try coll.createIndex(withName: "ftLive", config: FullTextIndexConfiguration(["body"], language: ""))
         var model: [String: String] = [:]
-        try Maintenance.load(100, &r, db, coll, &model)
+        let (db, coll, live) = try Self.loaded(100, &r, &model)
+        defer { try? db.close() }
         try coll.save(id: "x1", properties: ["body": .string("kelp larch")])
         try coll.save(id: "x2", properties: ["body": .string("kelp fjord")])
         #expect(try db.performMaintenance(.integrityCheck).isOK)
-        let live = try #require(try coll.currentStore().indexes.first { $0.definition.name == "ftLive" })
         let stats = try #require(live.statsTable)
         let kelp = FullTextPostingsCodec.segmentKey(1, term: UnsafeRawBufferPointer(start: nil, count: 0)) + Array("kelp".utf8)
         let saved = try #require(try Self.segmentEntries(db, live)[kelp])

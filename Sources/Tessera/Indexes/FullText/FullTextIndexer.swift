@@ -405,10 +405,10 @@ final class FullTextIndexKind: IndexKind, @unchecked Sendable {
                 idOf[n].map { "'" + String(decoding: $0, as: UTF8.self) + "'" } ?? "#\(n)"
             }
             // One block (or segment entry) of the current term against the expected list.
-            func walk(_ term: [UInt8], first: UInt32, _ v: UnsafeRawBufferPointer, what: String) {
+            func walk(_ term: [UInt8], first: UInt32, _ v: UnsafeRawBufferPointer, inSegment: Bool) {
+                let what = inSegment ? "segment entries" : "blocks"
                 if Int64(first) <= lastDocument { report("\(what) of term '\(String(decoding: term, as: UTF8.self))' overlap at document \(first)") }
                 var it = PostingBlockIterator(value: v, firstDocument: first)
-                let inSegment = what == "segment entries"
                 do {
                     while let e = try it.next() {
                         entries += 1
@@ -444,7 +444,7 @@ final class FullTextIndexKind: IndexKind, @unchecked Sendable {
             // The current term's segment entries come after its blocks; then what is missing.
             func finishTerm() {
                 guard let t = currentTerm else { return }
-                for (_, first, v) in segmentsOf.removeValue(forKey: t) ?? [] { walk(t, first: first, v, what: "segment entries") }
+                for (_, first, v) in segmentsOf.removeValue(forKey: t) ?? [] { walk(t, first: first, v, inSegment: true) }
                 while w < want.count {
                     report("missing posting for term '\(String(decoding: t, as: UTF8.self))' of document \(describe(want[w].0))")
                     w += 1
@@ -461,13 +461,13 @@ final class FullTextIndexKind: IndexKind, @unchecked Sendable {
                         finishTerm()
                         startTerm(term)
                     }
-                    walk(term, first: first, v, what: "blocks")
+                    walk(term, first: first, v, inSegment: false)
                     return problems.count < 100
                 }
             }
             finishTerm()
             // Terms that have entries in segments only.
-            for term in segmentsOf.keys.sorted(by: { a, b in a.withUnsafeBytes { x in b.withUnsafeBytes { y in compareStoredKeys(x, y) < 0 } } }) {
+            for term in segmentsOf.keys.sorted(by: { $0.lexicographicallyPrecedes($1) }) {
                 startTerm(term)
                 finishTerm()
             }
