@@ -52,7 +52,9 @@ public final class Collection: @unchecked Sendable, CustomStringConvertible {
     /// - Throws: `.notOpen` if the database is closed, `.storage` if the read fails.
     public var count: Int {
         get throws {
-            try database.read { txn in
+            // Inside a batch, the count includes the batch's saves and deletes so far.
+            if let ctx = database.currentWrite() { try ctx.flushCounters() }
+            return try database.read { txn in
                 Int(Int64(bitPattern: try WriteContext.readCounter(txn: txn, meta: database.metaTable, name: "count:" + fullName)))
             }
         }
@@ -186,7 +188,7 @@ public final class Collection: @unchecked Sendable, CustomStringConvertible {
             }
             if !old.deleted {
                 try IndexMaintenance.update(store: store, txn: ctx.txn, docID: id, old: DocumentRecord.body(raw), new: nil)
-                try PrimaryKeyIDs.update(ctx.txn, store, id: Array(id.utf8), live: false, append: false)
+                try PrimaryKeyIDs.update(ctx.txn, store, id: Array(id.utf8), live: false)
                 ctx.adjustCount(key, by: -1)
             }
             try ctx.txn.delete(store.bySequence, key: sequenceKey(old.sequence))
@@ -208,6 +210,7 @@ public final class Collection: @unchecked Sendable, CustomStringConvertible {
             let store = try ctx.store(key)
             let txn = ctx.txn
             var idBytes = Array(id.utf8)
+            ctx.willWriteDocument(key, store: store)
             let oldRaw = try txn.get(store.docs, key: idBytes)
             let old = oldRaw.flatMap(DocumentRecord.header)
             if checkConflict {
@@ -230,9 +233,8 @@ public final class Collection: @unchecked Sendable, CustomStringConvertible {
             let digest = generation == 1 && digestIfNew != nil
                 ? digestIfNew! : body.withUnsafeBytes { DocumentRecord.digest(generation: generation, body: $0) }
             let record = DocumentRecord(deleted: deleting, sequence: seq, generation: generation, digest: digest, expiration: 0)
-            let flags = oldRaw == nil ? try ctx.documentPutFlags(key, store: store, id: idBytes) : []
             try idBytes.withUnsafeMutableBytes { k in
-                try txn.putReserved(store.docs, key: UnsafeRawBufferPointer(k), size: DocumentRecord.headerSize + body.count, flags: flags) { out in
+                try txn.putReserved(store.docs, key: UnsafeRawBufferPointer(k), size: DocumentRecord.headerSize + body.count) { out in
                     record.writeHeader(into: out)
                     body.withUnsafeBytes { src in
                         UnsafeMutableRawBufferPointer(rebasing: out[DocumentRecord.headerSize...]).copyMemory(from: src)
@@ -241,7 +243,7 @@ public final class Collection: @unchecked Sendable, CustomStringConvertible {
             }
             let wasLive = old != nil && !old!.deleted
             if wasLive == deleting {
-                try PrimaryKeyIDs.update(txn, store, id: idBytes, live: !deleting, append: flags.contains(.append))
+                try PrimaryKeyIDs.update(txn, store, id: idBytes, live: !deleting)
             }
             if deleting { if wasLive { ctx.adjustCount(key, by: -1) } } else if !wasLive { ctx.adjustCount(key, by: 1) }
             return record

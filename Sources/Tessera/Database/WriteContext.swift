@@ -75,23 +75,16 @@ final class WriteContext {
         return current
     }
 
-    /// Put flags for inserting document `id` into `store`'s document table: `.append` when
-    /// the ID sorts after every ID in the table (`MDB_APPEND` then fills the last page before
-    /// starting a new one: IDs imported in ascending order fill about 96 % of their pages, not 89 %).
-    func documentPutFlags(_ key: CollectionKey, store: CollectionStore, id: [UInt8]) throws -> StoragePutFlags {
+    /// Prepares a write of one document of collection `key`: its document and ID tables
+    /// hold their puts back until the commit (or a read that walks them) and write them in
+    /// ID order (`DeferredPuts`), whatever order the documents come in.
+    @inline(__always)
+    func willWriteDocument(_ key: CollectionKey, store: CollectionStore) {
         let c = counters(key)
-        let largest: [UInt8]
-        if let known = c.largestDocumentKey {
-            largest = known
-        } else {
-            largest = try txn.withCursor(store.docs) { c in try c.last() ? Array(c.key) : [] }
-        }
-        if largest.isEmpty || largest.lexicographicallyPrecedes(id) {
-            c.largestDocumentKey = id
-            return .append
-        }
-        c.largestDocumentKey = largest
-        return []
+        if c.deferring { return }
+        c.deferring = true
+        txn.deferPuts(in: store.docs)
+        txn.deferPuts(in: store.ids)
     }
 
     func adjustCount(_ key: CollectionKey, by delta: Int) {
@@ -200,8 +193,6 @@ private final class CollectionCounters {
     var countDelta = 0
     /// The live-document count changed: the indexes' statistics are checked for drift.
     var countChanged = false
-    /// The largest document ID known to be in the document table in this transaction (read
-    /// once, then raised by every insert): never smaller than the real largest key, so a key
-    /// above it is above every key in the table.
-    var largestDocumentKey: [UInt8]?
+    /// The collection's document and ID tables hold their puts back (`willWriteDocument`).
+    var deferring = false
 }

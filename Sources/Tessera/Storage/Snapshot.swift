@@ -31,22 +31,49 @@ class Snapshot {
     /// True for a read-only snapshot, false for a write transaction.
     var isReadOnly: Bool { lmdb.readOnly }
 
+    /// Puts a write transaction holds back (`WriteTransaction.deferPuts(in:)`); nil in a
+    /// read snapshot and until a write transaction defers a table.
+    final fileprivate(set) var deferred: [DeferredPuts]?
+
     /// The value stored under `key`, or nil.
     @inline(__always)
     final func get(_ table: StorageTable, key: UnsafeRawBufferPointer) throws -> UnsafeRawBufferPointer? {
-        try lmdb.get(table, key: key)
+        if deferred != nil, let held = heldValue(table, key) { return held }
+        return try lmdb.get(table, key: key)
     }
 
     /// The value stored under `key`, or nil.
     @inline(__always)
     final func get(_ table: StorageTable, key: [UInt8]) throws -> UnsafeRawBufferPointer? {
-        try lmdb.get(table, key: key)
+        try key.withUnsafeBytes { try get(table, key: $0) }
     }
 
     /// The value stored under the UTF-8 bytes of `key`, or nil.
     @inline(__always)
     final func get(_ table: StorageTable, key: String) throws -> UnsafeRawBufferPointer? {
-        try lmdb.get(table, key: key)
+        var key = key
+        return try key.withUTF8 { try get(table, key: UnsafeRawBufferPointer($0)) }
+    }
+
+    /// The held-back puts of `table`, if it has any.
+    @inline(__always)
+    final func held(_ table: StorageTable) -> DeferredPuts? {
+        guard let d = deferred else { return nil }
+        for p in d where p.table.dbi == table.dbi { return p }
+        return nil
+    }
+
+    /// What a held-back put or delete says about `key`: `.some(nil)` when it is deleted,
+    /// nil when nothing is held for it.
+    @inline(never)
+    private final func heldValue(_ table: StorageTable, _ key: UnsafeRawBufferPointer) -> UnsafeRawBufferPointer?? {
+        held(table)?.lookup(key)
+    }
+
+    /// Writes out the held-back puts of `table` before something walks it in key order.
+    @inline(__always)
+    final func writeOutHeld(_ table: StorageTable) throws {
+        if deferred != nil, let d = held(table), !d.isEmpty { try d.writeOut(lmdb) }
     }
 
     /// A 64-bit counter stored little-endian under `name` in `table` (0 when absent): the
@@ -58,10 +85,16 @@ class Snapshot {
     }
 
     /// The number of entries of a table (read from its root page: O(1)).
-    final func count(_ table: StorageTable) throws -> Int { try lmdb.count(table) }
+    final func count(_ table: StorageTable) throws -> Int {
+        try writeOutHeld(table)
+        return try lmdb.count(table)
+    }
 
     /// Bytes used by a table's pages.
-    final func byteSize(_ table: StorageTable) throws -> Int { try lmdb.byteSize(table) }
+    final func byteSize(_ table: StorageTable) throws -> Int {
+        try writeOutHeld(table)
+        return try lmdb.byteSize(table)
+    }
 
     /// The names of every table.
     final func tableNames() throws -> [String] { try lmdb.tableNames() }
@@ -76,12 +109,16 @@ class Snapshot {
 
     /// A cursor over `table`, closed by `close()` (or when the snapshot ends).
     @inline(__always)
-    final func cursor(_ table: StorageTable) throws -> KeyCursor { KeyCursor(try lmdb.openCursor(table)) }
+    final func cursor(_ table: StorageTable) throws -> KeyCursor {
+        try writeOutHeld(table)
+        return KeyCursor(try lmdb.openCursor(table))
+    }
 
     /// Runs `body` with a cursor over `table`, closed afterwards.
     @inline(__always)
     final func withCursor<R>(_ table: StorageTable, _ body: (KeyCursor) throws -> R) throws -> R {
-        try lmdb.withCursor(table) { try body(KeyCursor($0)) }
+        try writeOutHeld(table)
+        return try lmdb.withCursor(table) { try body(KeyCursor($0)) }
     }
 }
 
@@ -99,37 +136,90 @@ final class WriteTransaction: Snapshot {
     @inline(__always) @discardableResult
     func put(_ table: StorageTable, key: UnsafeRawBufferPointer, value: UnsafeRawBufferPointer,
              flags: StoragePutFlags = []) throws -> Bool {
-        try lmdb.put(table, key: key, value: value, flags: flags)
+        if deferred != nil, let d = try heldForPut(table, flags) {
+            d.put(key: key, size: value.count) { out in
+                if value.count > 0 { out.baseAddress!.copyMemory(from: value.baseAddress!, byteCount: value.count) }
+            }
+            try writeOutIfFull(d)
+            return true
+        }
+        return try lmdb.put(table, key: key, value: value, flags: flags)
     }
 
     /// Stores `value` under `key`.
     @inline(__always) @discardableResult
     func put(_ table: StorageTable, key: [UInt8], value: [UInt8], flags: StoragePutFlags = []) throws -> Bool {
-        try lmdb.put(table, key: key, value: value, flags: flags)
+        try key.withUnsafeBytes { k in try value.withUnsafeBytes { v in try put(table, key: k, value: v, flags: flags) } }
     }
 
     /// Reserves `size` bytes under `key` and lets `fill` write them in place.
     @inline(__always)
     func putReserved(_ table: StorageTable, key: UnsafeRawBufferPointer, size: Int, flags: StoragePutFlags = [],
                      _ fill: (UnsafeMutableRawBufferPointer) throws -> Void) throws {
+        if deferred != nil, let d = try heldForPut(table, flags) {
+            try d.put(key: key, size: size, fill)
+            try writeOutIfFull(d)
+            return
+        }
         try lmdb.putReserved(table, key: key, size: size, flags: flags, fill: fill)
     }
 
     /// Deletes `key`; false if it was absent.
     @inline(__always) @discardableResult
     func delete(_ table: StorageTable, key: UnsafeRawBufferPointer) throws -> Bool {
-        try lmdb.delete(table, key: key)
+        if deferred != nil, let d = held(table) {
+            let existed: Bool
+            if let h = d.lookup(key) { existed = h != nil } else { existed = try lmdb.get(table, key: key) != nil }
+            if existed { d.delete(key: key) }
+            return existed
+        }
+        return try lmdb.delete(table, key: key)
     }
 
     /// Deletes `key`; false if it was absent.
     @inline(__always) @discardableResult
     func delete(_ table: StorageTable, key: [UInt8]) throws -> Bool {
-        try lmdb.delete(table, key: key)
+        try key.withUnsafeBytes { try delete(table, key: $0) }
     }
 
     /// Empties a table, or deletes it with `delete`.
     func drop(_ table: StorageTable, delete: Bool) throws {
+        if let d = held(table) {
+            d.discard()
+            if delete { deferred!.removeAll { $0 === d } }
+        }
         try lmdb.drop(table, delete: delete)
+    }
+
+    // MARK: - Puts held back and written in key order (DeferredPuts)
+
+    /// From now until the commit, holds puts and deletes of `table` back and writes them in
+    /// key order (before anything walks the table, at the commit, or when too many are held).
+    func deferPuts(in table: StorageTable, maxHeldBytes: Int = DeferredPuts.defaultMaxHeldBytes) {
+        if held(table) != nil { return }
+        deferred = (deferred ?? []) + [DeferredPuts(table: table, maxHeldBytes: maxHeldBytes)]
+    }
+
+    /// The held-back puts of `table` when a put with `flags` can join them; a put with other
+    /// flags than `.append` (which the write-out decides itself) writes them out and goes
+    /// straight to the table.
+    @inline(__always)
+    private func heldForPut(_ table: StorageTable, _ flags: StoragePutFlags) throws -> DeferredPuts? {
+        guard let d = held(table) else { return nil }
+        if flags.isEmpty || flags == .append { return d }
+        if !d.isEmpty { try d.writeOut(lmdb) }
+        return nil
+    }
+
+    @inline(__always)
+    private func writeOutIfFull(_ d: DeferredPuts) throws {
+        if d.heldBytes > d.maxHeldBytes { try d.writeOut(lmdb) }
+    }
+
+    /// Writes out every held-back put (before the commit).
+    func writeOutDeferredPuts() throws {
+        guard let d = deferred else { return }
+        for p in d where !p.isEmpty { try p.writeOut(lmdb) }
     }
 
     /// Opens (creating) a table.

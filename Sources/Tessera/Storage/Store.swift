@@ -146,6 +146,7 @@ final class Store: Sendable {
                 let w = WriteTransaction(txn)
                 let r = try body(w)
                 try w.flushPendingWork()
+                try w.writeOutDeferredPuts()
                 return r
             }
         } catch let e as DatabaseError {
