@@ -290,6 +290,9 @@ struct BorrowedCursor {
     @inline(__always) var key: UnsafeRawBufferPointer { ref._withUnsafeGuaranteedRef { $0.key } }
     /// The current value.
     @inline(__always) var value: UnsafeRawBufferPointer { ref._withUnsafeGuaranteedRef { $0.value } }
+    /// Starts loading the current value's next cache lines (a full scan reads a field or two
+    /// beyond the record's header: the misses then overlap instead of following each other).
+    @inline(__always) func prefetchValue() { ref._withUnsafeGuaranteedRef { $0.prefetchValue() } }
     /// Moves to the first entry; false if the table is empty.
     @inline(__always) func first() throws -> Bool { try ref._withUnsafeGuaranteedRef { try $0.first() } }
     /// Moves to the last entry; false if the table is empty.
