@@ -15,7 +15,7 @@ enum ImportCommand {
         options: [
             DocumentCommands.collectionOption,
             .value("--id-field", "NAME", "Top-level property holding the document ID, removed from the body (default: _id)"),
-            .value("--batch", "N", "Documents per transaction (default: 10000)"),
+            .value("--batch", "N", "Documents per transaction (default: 100000)"),
         ],
         minOperands: 1, maxOperands: nil,
         details: """
@@ -32,7 +32,7 @@ enum ImportCommand {
         run: run)
 
     static func run(_ inv: Invocation) throws -> Int32 {
-        let batchSize = try inv.int("--batch", min: 1) ?? 10_000
+        let batchSize = try inv.int("--batch", min: 1) ?? 100_000
         let idField = inv.value("--id-field") ?? "_id"
         if idField.isEmpty { throw CLIError.usage("--id-field needs a property name") }
         let files = inv.operands

@@ -188,7 +188,7 @@ public final class Collection: @unchecked Sendable, CustomStringConvertible {
             }
             if !old.deleted {
                 try IndexMaintenance.update(store: store, txn: ctx.txn, docID: id, old: DocumentRecord.body(raw), new: nil)
-                try PrimaryKeyIDs.update(ctx.txn, store, id: Array(id.utf8), live: false)
+                try PrimaryKeyIDs.update(ctx.txn, store, id: Array(id.utf8), live: false, append: false)
                 ctx.adjustCount(key, by: -1)
             }
             try ctx.txn.delete(store.bySequence, key: sequenceKey(old.sequence))
@@ -210,7 +210,6 @@ public final class Collection: @unchecked Sendable, CustomStringConvertible {
             let store = try ctx.store(key)
             let txn = ctx.txn
             var idBytes = Array(id.utf8)
-            ctx.willWriteDocument(key, store: store)
             let oldRaw = try txn.get(store.docs, key: idBytes)
             let old = oldRaw.flatMap(DocumentRecord.header)
             if checkConflict {
@@ -233,8 +232,9 @@ public final class Collection: @unchecked Sendable, CustomStringConvertible {
             let digest = generation == 1 && digestIfNew != nil
                 ? digestIfNew! : body.withUnsafeBytes { DocumentRecord.digest(generation: generation, body: $0) }
             let record = DocumentRecord(deleted: deleting, sequence: seq, generation: generation, digest: digest, expiration: 0)
+            let flags = oldRaw == nil ? try ctx.placeNewDocument(key, store: store, id: idBytes) : []
             try idBytes.withUnsafeMutableBytes { k in
-                try txn.putReserved(store.docs, key: UnsafeRawBufferPointer(k), size: DocumentRecord.headerSize + body.count) { out in
+                try txn.putReserved(store.docs, key: UnsafeRawBufferPointer(k), size: DocumentRecord.headerSize + body.count, flags: flags) { out in
                     record.writeHeader(into: out)
                     body.withUnsafeBytes { src in
                         UnsafeMutableRawBufferPointer(rebasing: out[DocumentRecord.headerSize...]).copyMemory(from: src)
@@ -243,7 +243,7 @@ public final class Collection: @unchecked Sendable, CustomStringConvertible {
             }
             let wasLive = old != nil && !old!.deleted
             if wasLive == deleting {
-                try PrimaryKeyIDs.update(txn, store, id: idBytes, live: !deleting)
+                try PrimaryKeyIDs.update(txn, store, id: idBytes, live: !deleting, append: flags.contains(.append))
             }
             if deleting { if wasLive { ctx.adjustCount(key, by: -1) } } else if !wasLive { ctx.adjustCount(key, by: 1) }
             return record

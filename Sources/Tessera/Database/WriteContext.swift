@@ -75,16 +75,41 @@ final class WriteContext {
         return current
     }
 
-    /// Prepares a write of one document of collection `key`: its document and ID tables
-    /// hold their puts back until the commit (or a read that walks them) and write them in
-    /// ID order (`DeferredPuts`), whatever order the documents come in.
-    @inline(__always)
-    func willWriteDocument(_ key: CollectionKey, store: CollectionStore) {
+    /// At most this many documents a transaction appended in ID order are taken back into
+    /// the held-back puts when its IDs stop ascending (`placeNewDocument`).
+    static let maxTakenBack = 1024
+
+    /// Where a new document of collection `key` goes. While the transaction's new IDs keep
+    /// ascending past every stored ID, `.append` (`MDB_APPEND` fills each page before the next:
+    /// the cheapest load there is). At the first new ID out of that order, the document and ID
+    /// tables start holding their puts back until the commit (or a read that walks them) and
+    /// write them in ID order (`DeferredPuts`), taking back the few documents appended before
+    /// (otherwise every held ID below them would be inserted in the middle of the table, which
+    /// leaves pages half full); the result is then `[]` (the write-out places everything).
+    func placeNewDocument(_ key: CollectionKey, store: CollectionStore, id: [UInt8]) throws -> StoragePutFlags {
         let c = counters(key)
-        if c.deferring { return }
+        if c.deferring { return [] }
+        let largest: [UInt8]
+        if let known = c.largestDocumentKey {
+            largest = known
+        } else {
+            largest = try txn.withCursor(store.docs) { c in try c.last() ? Array(c.key) : [] }
+            c.appendedAfter = largest
+        }
+        if largest.isEmpty || largest.lexicographicallyPrecedes(id) {
+            c.largestDocumentKey = id
+            c.appended += 1
+            return .append
+        }
+        c.largestDocumentKey = largest
         c.deferring = true
         txn.deferPuts(in: store.docs)
         txn.deferPuts(in: store.ids)
+        if c.appended > 0 && c.appended <= WriteContext.maxTakenBack, let after = c.appendedAfter {
+            try txn.takeBack(store.docs, after: after)
+            try txn.takeBack(store.ids, after: after)
+        }
+        return []
     }
 
     func adjustCount(_ key: CollectionKey, by delta: Int) {
@@ -193,6 +218,15 @@ private final class CollectionCounters {
     var countDelta = 0
     /// The live-document count changed: the indexes' statistics are checked for drift.
     var countChanged = false
-    /// The collection's document and ID tables hold their puts back (`willWriteDocument`).
+    /// The largest document ID known to be in the document table in this transaction (read
+    /// once, then raised by every append): never smaller than the real largest key, so a key
+    /// above it is above every key in the table.
+    var largestDocumentKey: [UInt8]?
+    /// The largest ID in the document table when this transaction first looked ([] when it
+    /// was empty): every ID above it was appended by this transaction.
+    var appendedAfter: [UInt8]?
+    /// Documents this transaction appended in ID order.
+    var appended = 0
+    /// The collection's document and ID tables hold their puts back (`placeNewDocument`).
     var deferring = false
 }

@@ -15,10 +15,11 @@ import Darwin
 // ID order, its pages scattered over the file (a full scan then misses the cache and TLB on
 // every page), and the load itself 3× slower (every put descends to a different page).
 //
-// A write transaction may therefore hold the puts to a table back (`WriteTransaction.
-// deferPuts(in:)`, used for a collection's document and ID tables once a transaction writes
-// more than a few documents) and write them sorted: into an empty table, or after its last
-// key, with `MDB_APPEND`, which fills each page before starting the next and allocates them
+// A write transaction therefore appends a collection's new documents straight to its tables
+// while their IDs ascend past every stored ID, and from the first ID out of that order holds
+// the puts to the document and ID tables back (`WriteContext.placeNewDocument`, taking back
+// the few it had appended) and writes them sorted: after the table's last key with
+// `MDB_APPEND`, which fills each page before starting the next and allocates them
 // in order. Reads see the held-back puts: a point read (`Snapshot.get`) finds them here;
 // anything that walks the table (a cursor, its entry count) first writes them out. So do the
 // commit, and a put that finds more than `maxHeldBytes` held (256 MB).

@@ -200,6 +200,27 @@ final class WriteTransaction: Snapshot {
         deferred = (deferred ?? []) + [DeferredPuts(table: table, maxHeldBytes: maxHeldBytes)]
     }
 
+    /// Moves the entries of `table` after `key` into its held-back puts (entries this
+    /// transaction appended before it began holding puts back), so that the write-out places
+    /// them among the held ones.
+    func takeBack(_ table: StorageTable, after key: [UInt8]) throws {
+        guard let d = held(table) else { return }
+        var taken: [[UInt8]] = []
+        try lmdb.withCursor(table) { c in
+            var ok = key.isEmpty ? try c.first() : try c.seek(key)
+            if ok && !key.isEmpty && LMDB.compareKeys(c.key, key) == 0 { ok = try c.next() }
+            while ok {
+                let value = c.value
+                d.put(key: c.key, size: value.count) { out in
+                    if value.count > 0 { out.baseAddress!.copyMemory(from: value.baseAddress!, byteCount: value.count) }
+                }
+                taken.append(Array(c.key))
+                ok = try c.next()
+            }
+        }
+        for k in taken { _ = try lmdb.delete(table, key: k) }
+    }
+
     /// The held-back puts of `table` when a put with `flags` can join them; a put with other
     /// flags than `.append` (which the write-out decides itself) writes them out and goes
     /// straight to the table.

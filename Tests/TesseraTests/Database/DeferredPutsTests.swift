@@ -147,6 +147,37 @@ struct DeferredPutsTests {
         }
     }
 
+    /// New IDs in ascending order are appended straight away; the first one out of order makes
+    /// the batch hold its puts back, taking back what it appended when that is little (a
+    /// thousand documents or fewer) and leaving it in place otherwise.
+    @Test("Ascending IDs, then IDs out of order: taken back or left, every document stays", arguments: [300, 1500])
+    func ascendingThenOutOfOrder(ascending: Int) throws {
+        let db = try Database.temporary()
+        defer { try? db.close() }
+        let c = try db.defaultCollection()
+        try db.inBatch { try c.save(id: "m-000000", json: Self.body(0)) }
+        var expected: [String: Int] = ["m-000000": 0]
+        var rng = SplitMix64(seed: UInt64(ascending))
+        try db.inBatch {
+            for i in 1...ascending {
+                let id = "m-" + String(format: "%06d", i)
+                try c.save(id: id, json: Self.body(i))
+                expected[id] = i
+            }
+            for i in 0..<400 {
+                let id = (Bool.random(using: &rng) ? "a-" : "z-") + String(Int.random(in: 0..<100_000, using: &rng))
+                try c.save(id: id, json: Self.body(i))
+                expected[id] = i
+                if i % 50 == 0 { #expect(try c.document(id: "m-" + String(format: "%06d", ascending))?.int(forKey: "n") == ascending) }
+            }
+        }
+        #expect(try c.documentIDs() == expected.keys.sorted())
+        for (id, n) in expected { #expect(try c.document(id: id)?.int(forKey: "n") == n) }
+        let hits = try db.createQuery("SELECT meta(d).id FROM _default AS d WHERE meta(d).id >= 'm-' AND meta(d).id < 'n'").execute().allResults()
+        #expect(hits.count == ascending + 1)
+        #expect(try db.integrityCheck().problems.isEmpty)
+    }
+
     /// Documents saved in random ID order in one batch are stored as densely as in ID order.
     @Test("One batch in random ID order fills the document table like one in ID order")
     func randomOrderIsPacked() throws {

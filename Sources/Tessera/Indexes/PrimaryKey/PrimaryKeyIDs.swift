@@ -9,13 +9,15 @@
 /// Maintenance, migration and checking of the ID table.
 enum PrimaryKeyIDs {
     /// Records that document `id` became live (`live`) or stopped being live (deleted to a
-    /// tombstone, or purged). Within a transaction that writes documents the ID table holds
-    /// its puts back and writes them in ID order, like the document table (`DeferredPuts`).
+    /// tombstone, or purged). With `append`, `id` is known to sort after every ID of the
+    /// collection (the document table's append test), so it goes at the end of the table; once
+    /// a transaction's IDs come out of order, the ID table holds its puts back and writes them
+    /// in ID order, like the document table (`WriteContext.placeNewDocument`).
     @inline(__always)
-    static func update(_ txn: WriteTransaction, _ store: CollectionStore, id: [UInt8], live: Bool) throws {
+    static func update(_ txn: WriteTransaction, _ store: CollectionStore, id: [UInt8], live: Bool, append: Bool) throws {
         try id.withUnsafeBytes { key in
             if live {
-                try txn.put(store.ids, key: key, value: UnsafeRawBufferPointer(start: nil, count: 0))
+                try txn.put(store.ids, key: key, value: UnsafeRawBufferPointer(start: nil, count: 0), flags: append ? .append : [])
             } else {
                 _ = try txn.delete(store.ids, key: key)
             }
