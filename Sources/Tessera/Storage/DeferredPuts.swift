@@ -130,6 +130,13 @@ final class DeferredPuts {
         hold(key: key, value: UnsafeRawPointer(value), valueCount: size)
     }
 
+    /// Holds a put of a copy of `value` under `key`.
+    func put(key: UnsafeRawBufferPointer, value: UnsafeRawBufferPointer) {
+        put(key: key, size: value.count) { out in
+            if value.count > 0 { out.baseAddress!.copyMemory(from: value.baseAddress!, byteCount: value.count) }
+        }
+    }
+
     /// Holds a delete of `key`.
     func delete(key: UnsafeRawBufferPointer) {
         prepareForPut()
@@ -195,17 +202,14 @@ final class DeferredPuts {
                 _ = try txn.delete(table, key: key)
             }
         }
-        entries.removeAll(keepingCapacity: true)
-        hashes.removeAll(keepingCapacity: true)
-        buckets = Array(repeating: 0, count: 64)
-        heldBytes = 0
-        releaseOnNextPut = true
+        discard()
     }
 
-    /// Forgets everything held (the table is being emptied or deleted).
+    /// Forgets everything held (written out, or the table is being emptied or deleted). The
+    /// held bytes stay until the next put (bytes `lookup` handed out stay valid until then).
     func discard() {
-        entries.removeAll()
-        hashes.removeAll()
+        entries.removeAll(keepingCapacity: true)
+        hashes.removeAll(keepingCapacity: true)
         buckets = Array(repeating: 0, count: 64)
         heldBytes = 0
         releaseOnNextPut = true

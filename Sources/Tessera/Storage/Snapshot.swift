@@ -137,9 +137,7 @@ final class WriteTransaction: Snapshot {
     func put(_ table: StorageTable, key: UnsafeRawBufferPointer, value: UnsafeRawBufferPointer,
              flags: StoragePutFlags = []) throws -> Bool {
         if deferred != nil, let d = try heldForPut(table, flags) {
-            d.put(key: key, size: value.count) { out in
-                if value.count > 0 { out.baseAddress!.copyMemory(from: value.baseAddress!, byteCount: value.count) }
-            }
+            d.put(key: key, value: value)
             try writeOutIfFull(d)
             return true
         }
@@ -210,10 +208,7 @@ final class WriteTransaction: Snapshot {
             var ok = key.isEmpty ? try c.first() : try c.seek(key)
             if ok && !key.isEmpty && LMDB.compareKeys(c.key, key) == 0 { ok = try c.next() }
             while ok {
-                let value = c.value
-                d.put(key: c.key, size: value.count) { out in
-                    if value.count > 0 { out.baseAddress!.copyMemory(from: value.baseAddress!, byteCount: value.count) }
-                }
+                d.put(key: c.key, value: c.value)
                 taken.append(Array(c.key))
                 ok = try c.next()
             }
