@@ -90,7 +90,7 @@ struct IndexAdvisor {
     func advise() throws -> [IndexAdvice] {
         let (q, missing) = try query.analyze(ctx.catalog, acceptingMissingFullTextIndexes: true)
         if !missing.isEmpty { return try adviseFullText(missing) }
-        let params = try query.boundParameters(for: q)
+        let params = try query.boundParameters(for: q).dictionary
         var stores: [CollectionKey: CollectionStore] = [:]
         for s in q.sources { if let k = s.collectionKey { stores[k] = try ctx.store(k) } }
         let (beforeRows, beforeCost, _) = try evaluate(q, stores: stores, params: params, trial: nil)
@@ -146,7 +146,7 @@ struct IndexAdvisor {
             made.append((c, key, name, index))
         }
         let q = try query.analyze(catalog, acceptingMissingFullTextIndexes: false).query
-        let params = try query.boundParameters(for: q)
+        let params = try query.boundParameters(for: q).dictionary
         var stores: [CollectionKey: CollectionStore] = [:]
         for s in q.sources { if let k = s.collectionKey { stores[k] = catalog.collections[k] } }
         var out: [IndexAdvice] = []

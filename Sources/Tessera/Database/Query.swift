@@ -7,38 +7,91 @@ import Synchronization
 /// query.parameters = Parameters().setString("Paris", forName: "city").setInt(10, forName: "limit")
 /// ```
 public struct Parameters: Sendable {
-    var values: [String: Value] = [:]
+    /// The bindings, each name once, in the order first bound.
+    private(set) var bindings: [(name: String, value: Value)] = []
+    /// Positions in `bindings` by name, once there are many (a name is found by comparing
+    /// it with the others until then).
+    private var positions: [String: Int]?
 
     /// Empty parameters.
     public init() {}
     /// Parameters from a dictionary of values.
-    public init(_ values: [String: Value]) { self.values = values }
+    public init(_ values: [String: Value]) {
+        for (name, value) in values.sorted(by: { $0.key < $1.key }) { bind(value, name) }
+    }
+
+    private mutating func bind(_ value: Value, _ name: String) {
+        if let positions {
+            if let i = positions[name] { bindings[i].value = value; return }
+        } else if let i = bindings.firstIndex(where: { $0.name == name }) {
+            bindings[i].value = value
+            return
+        }
+        if bindings.isEmpty { bindings.reserveCapacity(4) }
+        bindings.append((name, value))
+        if positions != nil {
+            positions![name] = bindings.count - 1
+        } else if bindings.count > BoundParameters.linearLimit {
+            var p: [String: Int] = [:]
+            for (i, b) in bindings.enumerated() { p[b.name] = i }
+            positions = p
+        }
+    }
+
+    // The setters consume `self`: `Parameters().setString(…).setInt(…)` fills one list in
+    // place instead of copying it at every step.
 
     /// Binds `name` (without `$`) to a value; NULL binds as MISSING [LC].
     @discardableResult
-    public func setValue(_ value: Value, forName name: String) -> Parameters {
-        var copy = self
-        copy.values[name] = value
-        return copy
+    public consuming func setValue(_ value: Value, forName name: String) -> Parameters {
+        bind(value, name)
+        return self
     }
     /// Binds a string.
-    public func setString(_ value: String?, forName name: String) -> Parameters { setValue(value.map(Value.string) ?? .null, forName: name) }
+    public consuming func setString(_ value: String?, forName name: String) -> Parameters {
+        bind(value.map(Value.string) ?? .null, name)
+        return self
+    }
     /// Binds an integer.
-    public func setInt(_ value: Int, forName name: String) -> Parameters { setValue(.int(Int64(value)), forName: name) }
+    public consuming func setInt(_ value: Int, forName name: String) -> Parameters {
+        bind(.int(Int64(value)), name)
+        return self
+    }
     /// Binds a 64-bit integer.
-    public func setInt64(_ value: Int64, forName name: String) -> Parameters { setValue(.int(value), forName: name) }
+    public consuming func setInt64(_ value: Int64, forName name: String) -> Parameters {
+        bind(.int(value), name)
+        return self
+    }
     /// Binds a double.
-    public func setDouble(_ value: Double, forName name: String) -> Parameters { setValue(.double(value), forName: name) }
+    public consuming func setDouble(_ value: Double, forName name: String) -> Parameters {
+        bind(.double(value), name)
+        return self
+    }
     /// Binds a float.
-    public func setFloat(_ value: Float, forName name: String) -> Parameters { setValue(.double(Double(value)), forName: name) }
+    public consuming func setFloat(_ value: Float, forName name: String) -> Parameters {
+        bind(.double(Double(value)), name)
+        return self
+    }
     /// Binds a boolean.
-    public func setBoolean(_ value: Bool, forName name: String) -> Parameters { setValue(.bool(value), forName: name) }
+    public consuming func setBoolean(_ value: Bool, forName name: String) -> Parameters {
+        bind(.bool(value), name)
+        return self
+    }
     /// Binds an array.
-    public func setArray(_ value: [Value], forName name: String) -> Parameters { setValue(.array(value), forName: name) }
+    public consuming func setArray(_ value: [Value], forName name: String) -> Parameters {
+        bind(.array(value), name)
+        return self
+    }
     /// Binds an object.
-    public func setDictionary(_ value: [String: Value], forName name: String) -> Parameters { setValue(.object(value), forName: name) }
+    public consuming func setDictionary(_ value: [String: Value], forName name: String) -> Parameters {
+        bind(.object(value), name)
+        return self
+    }
     /// The value bound to `name`.
-    public func value(forName name: String) -> Value? { values[name] }
+    public func value(forName name: String) -> Value? {
+        if let positions { return positions[name].map { bindings[$0].value } }
+        return bindings.first { $0.name == name }?.value
+    }
 }
 
 /// A compiled SQL++ (or QueryBuilder) query over a database.
@@ -132,26 +185,36 @@ public final class Query: Sendable {
         return (q, analyzer.missingFullTextIndexes)
     }
 
-    func boundParameters(for q: AnalyzedQuery) throws -> [String: Value] {
-        try boundParameters(names: q.parameterNames)
+    func boundParameters(for q: AnalyzedQuery) throws -> BoundParameters {
+        try boundParameters(names: q.parameterNames.sorted())
     }
 
-    /// The parameters given, checked against the query's parameter names `names`.
-    func boundParameters(names: Set<String>) throws -> [String: Value] {
-        let given = parameters?.values ?? [:]
+    /// The parameters given, checked against the query's parameter names `names` (sorted).
+    func boundParameters(names: [String]) throws -> BoundParameters {
+        let given = parameters?.bindings ?? []
         var nulls = false
         for (name, value) in given {
-            // A query has a few parameters: comparing the names beats hashing this one.
-            guard names.count <= 8 ? names.contains(where: { $0 == name }) : names.contains(name) else {
-                throw QueryError(.semantic, "unknown parameter '$\(name)': the query has \(names.isEmpty ? "no parameters" : names.sorted().map { "$" + $0 }.joined(separator: ", "))", source: text)
+            // A query has a few parameters: comparing the names beats hashing this one; many
+            // are searched by halves (`names` is sorted).
+            guard names.count <= 8 ? names.contains(name) : Self.sortedContains(names, name) else {
+                throw QueryError(.semantic, "unknown parameter '$\(name)': the query has \(names.isEmpty ? "no parameters" : names.map { "$" + $0 }.joined(separator: ", "))", source: text)
             }
             if value.isNull { nulls = true }
         }
-        // Most executions bind no NULL: the values are used as given, not copied.
-        return nulls ? given.filter { !$0.value.isNull } : given
+        // Most executions bind no NULL: the list is used as given, not copied.
+        return BoundParameters(nulls ? given.filter { !$0.value.isNull } : given)
     }
 
-    func makePlan(txn: Snapshot? = nil) throws -> (QueryPlan, [String: Value]) {
+    private static func sortedContains(_ names: [String], _ name: String) -> Bool {
+        var lo = 0, hi = names.count
+        while lo < hi {
+            let mid = (lo + hi) / 2
+            if names[mid] < name { lo = mid + 1 } else { hi = mid }
+        }
+        return lo < names.count && names[lo] == name
+    }
+
+    func makePlan(txn: Snapshot? = nil) throws -> (QueryPlan, BoundParameters) {
         let (prepared, params) = try prepare(txn: txn)
         return (prepared.plan, params)
     }
@@ -162,7 +225,7 @@ public final class Query: Sendable {
     /// parameters, as `x IN $array` is estimated from them), not on parameter values:
     /// it is made once per catalogue version and reused, with this execution's LIMIT/OFFSET
     /// when those are parameters. The hit path takes no copy of the catalogue or the analysis.
-    func prepare(txn: Snapshot? = nil) throws -> (PreparedPlan, [String: Value]) {
+    func prepare(txn: Snapshot? = nil) throws -> (PreparedPlan, BoundParameters) {
         try database.checkOpen()
         let write = database.currentWrite()
         if let txn, write == nil {
@@ -172,20 +235,21 @@ public final class Query: Sendable {
                PreparedPlan.arraySizeClasses(params) == hit.arraySizes {
                 guard !hit.constantLimits else { return (hit, params) }
                 var plan = hit.plan
-                try Planner(query: plan.query, stores: [:], parameters: params, txn: txn, counters: database.metaTable).applyLimits(&plan)
+                try Planner(query: plan.query, stores: [:], parameters: params.dictionary, txn: txn, counters: database.metaTable).applyLimits(&plan)
                 return (PreparedPlan(version: version, plan: plan, like: hit), params)
             }
         }
         let catalog = try catalogSnapshot()
         let q = try analyze(catalog)
         let params = try boundParameters(for: q)
+        let values = params.dictionary
         var stores: [CollectionKey: CollectionStore] = [:]
         for s in q.sources { if let k = s.collectionKey { stores[k] = catalog.collections[k] } }
         let plan: QueryPlan
         if let txn {
-            plan = try Planner(query: q, stores: stores, parameters: params, txn: txn, counters: database.metaTable).plan()
+            plan = try Planner(query: q, stores: stores, parameters: values, txn: txn, counters: database.metaTable).plan()
         } else {
-            plan = try database.read { txn in try Planner(query: q, stores: stores, parameters: params, txn: txn, counters: database.metaTable).plan() }
+            plan = try database.read { txn in try Planner(query: q, stores: stores, parameters: values, txn: txn, counters: database.metaTable).plan() }
         }
         let prepared = PreparedPlan(version: catalog.version, plan: plan)
         if let txn { prepared.sizes = try PreparedPlan.sizeClasses(plan, txn: txn) }

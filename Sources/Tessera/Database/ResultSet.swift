@@ -43,7 +43,7 @@ public final class ResultSet {
     /// The plan run (kept only under EXPLAIN ANALYZE).
     private(set) var analyzedPlan: QueryPlan?
 
-    init(database: Database, prepared: PreparedPlan, parameters: [String: Value], txn: Snapshot, owned: Bool,
+    init(database: Database, prepared: PreparedPlan, parameters: BoundParameters, txn: Snapshot, owned: Bool,
          interrupt: QueryInterrupt = QueryInterrupt(), analysis: QueryAnalysis? = nil) throws {
         interruption = interrupt
         self.database = database
@@ -61,9 +61,10 @@ public final class ResultSet {
             return
         }
         let rowsWanted = prepared.plan.limit.map { Planner.rowsWanted(limit: $0, offset: prepared.plan.offset) }
+        let values = parameters.dictionary
         do {
             executor = try Executor(prepared: prepared, txn: txn, parameters: parameters, interrupt: interrupt, analysis: analysis) { sp, _ in
-                try RowSourceFactory.make(sp, parameters: parameters, rowsWanted: rowsWanted)
+                try RowSourceFactory.make(sp, parameters: values, rowsWanted: rowsWanted)
             }
         } catch {
             finish()

@@ -23,7 +23,7 @@ struct AnalyzeFixtureTests {
         if prepared.plan.aggregateShortcut != nil { return nil }
         return try query.database.read { txn in
             let ex = try Executor(prepared: prepared, txn: txn, parameters: params) { sp, _ in
-                try RowSourceFactory.make(sp, parameters: params)
+                try RowSourceFactory.make(sp, parameters: params.dictionary)
             }
             defer { ex.close() }
             var n = 0

@@ -214,7 +214,7 @@ final class ExecContext {
     @exclusivity(unchecked) var variables: [Value]
     @exclusivity(unchecked) var aggregateValues: [Value]
     /// The execution's parameters and snapshot (a reused executor gets new ones, `rearm`).
-    @exclusivity(unchecked) private(set) var parameters: [String: Value]
+    @exclusivity(unchecked) private(set) var parameters: BoundParameters
     @exclusivity(unchecked) private(set) var txn: Snapshot
     /// Answers MATCH on an index that does not drive its source: the documents (ID bytes →
     /// rank) of `slot`'s collection matching `query` in the index named `index`. Set by the
@@ -275,7 +275,7 @@ final class ExecContext {
         return result
     }
 
-    init(sourceCount: Int, variableCount: Int, aggregateCount: Int, parameters: [String: Value], txn: Snapshot) {
+    init(sourceCount: Int, variableCount: Int, aggregateCount: Int, parameters: BoundParameters, txn: Snapshot) {
         slotCount = sourceCount
         slots = .allocate(capacity: max(sourceCount, 1))
         slots.initialize(repeating: SourceSlot(), count: max(sourceCount, 1))
@@ -291,7 +291,7 @@ final class ExecContext {
     }
 
     /// Readies the context for another execution of the same plan in snapshot `txn`.
-    func rearm(parameters: [String: Value], txn: Snapshot, interrupt: QueryInterrupt?) {
+    func rearm(parameters: BoundParameters, txn: Snapshot, interrupt: QueryInterrupt?) {
         self.parameters = parameters
         self.txn = txn
         self.interrupt = interrupt

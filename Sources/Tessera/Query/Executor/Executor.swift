@@ -61,7 +61,7 @@ final class Executor {
     /// EXPLAIN ANALYZE's figures (nil for an ordinary execution).
     private let analysis: QueryAnalysis?
 
-    init(prepared: PreparedPlan, txn: Snapshot, parameters: [String: Value], interrupt: QueryInterrupt? = nil, analysis: QueryAnalysis? = nil,
+    init(prepared: PreparedPlan, txn: Snapshot, parameters: BoundParameters, interrupt: QueryInterrupt? = nil, analysis: QueryAnalysis? = nil,
          sourceFactory: (SourcePlan, Int) throws -> RowSource) throws {
         self.prepared = prepared
         self.analysis = analysis
@@ -92,7 +92,7 @@ final class Executor {
                 return try index.kind.matches(index, snapshot: snapshot, query: query) ?? [:]
             }
         }
-        ev = prepared.evaluators ?? ExecutorEvaluators(plan: prepared.plan, shared: prepared.shared, parameters: parameters)
+        ev = prepared.evaluators ?? ExecutorEvaluators(plan: prepared.plan, shared: prepared.shared, parameters: parameters.dictionary)
         matchedAny = Array(repeating: false, count: lv.count)
         let plain = lv.indices.map { [ev] k in ev.ons[k] == nil && ev.filters[k].isEmpty && !ev.leftOuter[k] }
         plainLevel = plain
@@ -117,7 +117,7 @@ final class Executor {
 
     /// Readies a closed, `reusable` executor to run its plan again in `txn` with `parameters`
     /// (an execution then allocates no executor, context or row sources).
-    func rearm(txn: Snapshot, parameters: [String: Value], interrupt: QueryInterrupt?) {
+    func rearm(txn: Snapshot, parameters: BoundParameters, interrupt: QueryInterrupt?) {
         ctx.rearm(parameters: parameters, txn: txn, interrupt: interrupt)
         for k in matchedAny.indices { matchedAny[k] = false }
         started = false

@@ -33,7 +33,8 @@ final class PreparedPlan: @unchecked Sendable {
     /// parameter (made once; nil otherwise, and each execution makes its own).
     let evaluators: ExecutorEvaluators?
     /// The query's parameter names (checked against the given parameters at each execution).
-    let parameterNames: Set<String>
+    /// The query's parameter names, sorted (a few: an execution checks its bindings against them).
+    let parameterNames: [String]
     /// A finished executor of this plan kept for the next execution (`Executor.reusable`).
     let idleExecutor = ExecutorPool()
 
@@ -51,9 +52,9 @@ final class PreparedPlan: @unchecked Sendable {
     /// (`x IN $array` is estimated from it): an array that doubled or halved gets a new plan.
     var arraySizes: [String: Int] = [:]
 
-    static func arraySizeClasses(_ params: [String: Value]) -> [String: Int] {
+    static func arraySizeClasses(_ params: BoundParameters) -> [String: Int] {
         var out: [String: Int] = [:]
-        for (name, v) in params { if case .array(let a) = v { out[name] = Int.bitWidth - a.count.leadingZeroBitCount } }
+        for (name, v) in params.bindings { if case .array(let a) = v { out[name] = Int.bitWidth - a.count.leadingZeroBitCount } }
         return out
     }
 
@@ -83,7 +84,7 @@ final class PreparedPlan: @unchecked Sendable {
         countsRows = PreparedPlan.countsRows(plan)
         countedGroups = PreparedPlan.countedGroups(plan)
         evaluators = SharedEvaluators.readParameters(plan) ? nil : ExecutorEvaluators(plan: plan, shared: shared, parameters: [:])
-        parameterNames = plan.query.parameterNames
+        parameterNames = plan.query.parameterNames.sorted()
     }
 
     static func countsRows(_ plan: QueryPlan) -> Bool {
