@@ -48,45 +48,21 @@ public struct Parameters: Sendable {
         return self
     }
     /// Binds a string.
-    public consuming func setString(_ value: String?, forName name: String) -> Parameters {
-        bind(value.map(Value.string) ?? .null, name)
-        return self
-    }
+    public consuming func setString(_ value: String?, forName name: String) -> Parameters { setValue(value.map(Value.string) ?? .null, forName: name) }
     /// Binds an integer.
-    public consuming func setInt(_ value: Int, forName name: String) -> Parameters {
-        bind(.int(Int64(value)), name)
-        return self
-    }
+    public consuming func setInt(_ value: Int, forName name: String) -> Parameters { setValue(.int(Int64(value)), forName: name) }
     /// Binds a 64-bit integer.
-    public consuming func setInt64(_ value: Int64, forName name: String) -> Parameters {
-        bind(.int(value), name)
-        return self
-    }
+    public consuming func setInt64(_ value: Int64, forName name: String) -> Parameters { setValue(.int(value), forName: name) }
     /// Binds a double.
-    public consuming func setDouble(_ value: Double, forName name: String) -> Parameters {
-        bind(.double(value), name)
-        return self
-    }
+    public consuming func setDouble(_ value: Double, forName name: String) -> Parameters { setValue(.double(value), forName: name) }
     /// Binds a float.
-    public consuming func setFloat(_ value: Float, forName name: String) -> Parameters {
-        bind(.double(Double(value)), name)
-        return self
-    }
+    public consuming func setFloat(_ value: Float, forName name: String) -> Parameters { setValue(.double(Double(value)), forName: name) }
     /// Binds a boolean.
-    public consuming func setBoolean(_ value: Bool, forName name: String) -> Parameters {
-        bind(.bool(value), name)
-        return self
-    }
+    public consuming func setBoolean(_ value: Bool, forName name: String) -> Parameters { setValue(.bool(value), forName: name) }
     /// Binds an array.
-    public consuming func setArray(_ value: [Value], forName name: String) -> Parameters {
-        bind(.array(value), name)
-        return self
-    }
+    public consuming func setArray(_ value: [Value], forName name: String) -> Parameters { setValue(.array(value), forName: name) }
     /// Binds an object.
-    public consuming func setDictionary(_ value: [String: Value], forName name: String) -> Parameters {
-        bind(.object(value), name)
-        return self
-    }
+    public consuming func setDictionary(_ value: [String: Value], forName name: String) -> Parameters { setValue(.object(value), forName: name) }
     /// The value bound to `name`.
     public func value(forName name: String) -> Value? {
         if let positions { return positions[name].map { bindings[$0].value } }
