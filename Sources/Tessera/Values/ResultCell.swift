@@ -19,6 +19,7 @@ enum ResultCell: Sendable {
     }
 
     /// The decoded value (MISSING if the bytes are corrupt, as `BinaryValue.toValue()`).
+    @inline(__always)
     var value: Value {
         switch self {
         case .value(let v): return v
@@ -80,6 +81,7 @@ enum RowCells: Sendable, RandomAccessCollection {
         }
     }
 
+    @inline(__always)
     subscript(i: Int) -> ResultCell {
         switch self {
         case .one(let a): return a
