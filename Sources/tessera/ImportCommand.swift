@@ -15,7 +15,7 @@ enum ImportCommand {
         options: [
             DocumentCommands.collectionOption,
             .value("--id-field", "NAME", "Top-level property holding the document ID, removed from the body (default: _id)"),
-            .value("--batch", "N", "Documents per transaction (default: 100000)"),
+            .value("--batch", "N", "Documents per transaction (default: 10000 while IDs ascend, else 100000)"),
         ],
         minOperands: 1, maxOperands: nil,
         details: """
@@ -26,13 +26,17 @@ enum ImportCommand {
 
             Each batch is one transaction: at the first malformed line the import stops, reports
             FILE:LINE:COLUMN, and nothing of that batch is written (earlier batches stay).
+            Without --batch, batches hold 10,000 documents while the IDs come in ascending
+            order (each batch is appended after the last) and 100,000 from the first ID out of
+            order on (one transaction writes its documents in ID order, so large batches keep
+            the file dense).
             On a terminal a progress bar shows documents/s and the time left; otherwise one
             summary line is printed on stderr.
             """,
         run: run)
 
     static func run(_ inv: Invocation) throws -> Int32 {
-        let batchSize = try inv.int("--batch", min: 1) ?? 100_000
+        let batchSize = try inv.int("--batch", min: 1)
         let idField = inv.value("--id-field") ?? "_id"
         if idField.isEmpty { throw CLIError.usage("--id-field needs a property name") }
         let files = inv.operands
@@ -91,17 +95,37 @@ struct Importer {
     let database: Database
     let collection: Collection
     let idField: String
-    let batchSize: Int
+    /// Documents per transaction as given (`--batch`), or nil for the default.
+    let fixedBatch: Int?
     let progress: Progress
     /// Documents committed so far.
     private(set) var imported = 0
     private var ids = IDGenerator()
+    /// The last ID saved, and whether every ID so far came after the one before (bytewise).
+    private var lastID: String?
+    private var ascending = true
 
-    init(database: Database, collection: Collection, idField: String, batchSize: Int, progress: Progress) {
+    /// Default batches while IDs ascend: each is appended after the last, and committing
+    /// every 10,000 lets the next batch's parsing overlap the commit.
+    static let ascendingBatch = 10_000
+    /// Default batches once an ID came out of order: a transaction writes its documents in
+    /// ID order (DeferredPuts), so a large one fills pages as densely as a sorted input, where
+    /// small ones would land in the middle of each other.
+    static let unorderedBatch = 100_000
+
+    /// Documents the current batch may take (it grows when an ID comes out of order in it).
+    var batchSize: Int { fixedBatch ?? (ascending ? Importer.ascendingBatch : Importer.unorderedBatch) }
+
+    private mutating func note(_ id: String) {
+        if ascending, let lastID, !lastID.utf8.lexicographicallyPrecedes(id.utf8) { ascending = false }
+        lastID = id
+    }
+
+    init(database: Database, collection: Collection, idField: String, batchSize: Int?, progress: Progress) {
         self.database = database
         self.collection = collection
         self.idField = idField
-        self.batchSize = batchSize
+        fixedBatch = batchSize
         self.progress = progress
     }
 
@@ -194,6 +218,7 @@ struct Importer {
             throw ImportError(file: file, line: line, column: nil, element: element,
                               message: "'\(idField)' must be a string or an integer, not \(other.typeName)")
         }
+        note(id)
         do {
             try collection.save(id: id, properties: body)
         } catch let e as DatabaseError {
@@ -213,6 +238,7 @@ struct Importer {
             id = given ?? ids.next()
             body = prepared
         }
+        note(id)
         do {
             try collection.save(id: id, prepared: body)
         } catch let e as DatabaseError {
@@ -281,9 +307,13 @@ struct Importer {
         }
         var next = 0
         while next < items.count {
-            let end = min(items.count, next + batchSize)
+            var end = next
             try Importer.commit(database, batchAt: "\(file): element \(next + 1)", committed: imported) {
-                for k in next..<end { try store(items[k], file: file, line: nil, element: k + 1) }
+                end = next
+                while end < items.count && end - next < batchSize {
+                    try store(items[end], file: file, line: nil, element: end + 1)
+                    end += 1
+                }
             }
             imported += end - next
             next = end

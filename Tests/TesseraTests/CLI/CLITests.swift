@@ -405,6 +405,36 @@ struct CLIImportTests {
         #expect(try CLI.run(["ls", db]).lines == ["d1", "d2", "d3", "d4"])
     }
 
+    /// The default batch follows the IDs' order: 10,000 documents while they ascend (each
+    /// batch appended after the last), 100,000 from the first ID out of order on (one large
+    /// transaction is written in ID order). A malformed line shows where the batches ended.
+    @Test(arguments: [("ascending", 10_000), ("out of order", 0), ("out of order, --batch 1000", 14_000),
+                      ("ascending, then out of order", 10_000)])
+    func defaultBatchFollowsTheIDOrder(order: String, committed: Int) throws {
+        let tmp = TempDir()
+        var ids = (0..<15_000).map { String(format: "k%06d", $0) }
+        if order.hasPrefix("out of order") {
+            // A fixed permutation (7,919 is prime to 15,000).
+            ids = (0..<15_000).map { ids[($0 * 7_919) % 15_000] }
+        } else if order.hasSuffix("then out of order") {
+            // In order across the first batch, then one ID lower than the one before it.
+            ids.swapAt(12_000, 12_001)
+        }
+        var text = ""
+        for (i, id) in ids.enumerated() where i < 14_999 { text += #"{"_id": "\#(id)", "n": \#(i)}"# + "\n" }
+        text += #"{"_id": "bad", "n": }"# + "\n"
+        let file = try tmp.write("d.jsonl", text)
+        let db = tmp.file("i.db")
+        var args = ["import", db, file]
+        if order.hasSuffix("--batch 1000") { args += ["--batch", "1000"] }
+        let r = try CLI.run(args)
+        #expect(r.code == 1)
+        #expect(r.err.contains("d.jsonl:15000:"))
+        let count = committed == 0 ? "0" : "\(committed / 1000),000"
+        #expect(r.err.contains("\(count) documents imported before it"), "\(r.err)")
+        #expect(try CLI.run(["ls", db]).lines.count == committed)
+    }
+
     @Test func badDocumentsAreReportedWithTheirPlace() throws {
         let tmp = TempDir()
         let db = tmp.file("i.db")
