@@ -82,8 +82,9 @@ import Darwin
     private var tableRegistrations = 0
     var closed = false
     /// Set when a compaction swapped the file but could not reopen it: every later
-    /// transaction fails (written under the gate held exclusively, read under a hold).
-    var unusable = false
+    /// transaction fails (written under the gate held exclusively, read under a hold, which
+    /// exclude each other: no dynamic exclusivity check on the read every transaction makes).
+    @exclusivity(unchecked) var unusable = false
     /// Serialises compactions and `close()`.
     let compactionLock = MutexLock()
     /// A descriptor of the lock file, opened by the first compaction to probe and take its

@@ -33,7 +33,7 @@ class Snapshot {
 
     /// Puts a write transaction holds back (`WriteTransaction.deferPuts(in:)`); nil in a
     /// read snapshot and until a write transaction defers a table.
-    final fileprivate(set) var deferred: [DeferredPuts]?
+    @exclusivity(unchecked) final fileprivate(set) var deferred: [DeferredPuts]?
 
     /// The value stored under `key`, or nil.
     @inline(__always)

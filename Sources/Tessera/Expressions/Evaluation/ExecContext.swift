@@ -219,15 +219,16 @@ final class ExecContext {
     /// Answers MATCH on an index that does not drive its source: the documents (ID bytes →
     /// rank) of `slot`'s collection matching `query` in the index named `index`. Set by the
     /// executor (the index layer is above this one).
-    var matchSource: ((_ slot: Int, _ index: String, _ query: String) throws -> [[UInt8]: Double])?
+    @exclusivity(unchecked) var matchSource: ((_ slot: Int, _ index: String, _ query: String) throws -> [[UInt8]: Double])?
     /// Matches of such MATCHes, by index and query text.
-    var fullTextCache: [String: [[UInt8]: Double]] = [:]
+    @exclusivity(unchecked) var fullTextCache: [String: [[UInt8]: Double]] = [:]
     /// An error raised inside an evaluator (which cannot throw); the executor rethrows it.
     @exclusivity(unchecked) var deferredError: (any Error)?
-    /// Counts of documents and index entries read, under EXPLAIN ANALYZE only.
-    var readCounters: ReadCounters?
+    /// Counts of documents and index entries read, under EXPLAIN ANALYZE only (read for every
+    /// document and index entry: no dynamic exclusivity check, ~76 instructions each).
+    @exclusivity(unchecked) var readCounters: ReadCounters?
     /// Stops this execution early (nil: it cannot be interrupted).
-    var interrupt: QueryInterrupt? {
+    @exclusivity(unchecked) var interrupt: QueryInterrupt? {
         didSet { interruptRef = interrupt.map { Unmanaged.passUnretained($0) } }
     }
     /// `interrupt`, unretained: `checkInterrupt` runs for every row and index entry, and
