@@ -150,19 +150,16 @@ final class KeyRangeScan: RowSource {
         var values: [Value] = []
         if equalityExprs.count == 1 {
             // One column (`x = $a`, `x IN (…)`, an OR of equalities): each value encodes
-            // straight into its key, with room for a short string, and no product is built.
+            // straight into a key buffer kept from the last execution, and the ranges are the
+            // last execution's objects refilled: nothing is allocated once they exist.
+            swap(&values, &scratchValues)
+            defer {
+                values.removeAll(keepingCapacity: true)
+                swap(&values, &scratchValues)
+            }
             appendValues(ofColumn: 0, ctx, to: &values)
             guard values.count <= KeyedPlanning.maxKeyPoints else { throw InLimits.tooMany(values.count) }
-            if values.isEmpty { return [] }
-            var keys: [[UInt8]] = []
-            keys.reserveCapacity(values.count)
-            for v in values {
-                var b: [UInt8] = []
-                b.reserveCapacity(40)
-                IndexKey.encode(v, into: &b)
-                keys.append(b)
-            }
-            return scanRanges(IndexKey.KeyRange.points(encoded: consume keys))
+            return refilledPointRanges(values)
         }
         var keys: [[UInt8]] = [[]]
         for col in equalityExprs.indices {
@@ -184,6 +181,64 @@ final class KeyRangeScan: RowSource {
             keys = product
         }
         return scanRanges(IndexKey.KeyRange.points(encoded: consume keys))
+    }
+
+    /// Values of the one-column point path, kept between executions (empty between them).
+    @exclusivity(unchecked) private var scratchValues: [Value] = []
+    /// Encoded keys of the one-column point path, by value; their buffers keep their capacity.
+    @exclusivity(unchecked) private var scratchKeys: [[UInt8]] = []
+    @exclusivity(unchecked) private var scratchOrder: [Int] = []
+    /// Point ranges made by earlier executions, refilled by the next.
+    @exclusivity(unchecked) private var rangePool: [ScanRange] = []
+
+    /// One point range per distinct value of `values`, in key order (reversed for a
+    /// descending scan), reusing the key buffers and range objects of earlier executions.
+    private func refilledPointRanges(_ values: [Value]) -> [ScanRange] {
+        let n = values.count
+        guard n > 0 else { return [] }
+        while scratchKeys.count < n { scratchKeys.append([]) }
+        for i in 0..<n {
+            scratchKeys[i].removeAll(keepingCapacity: true)
+            if scratchKeys[i].capacity == 0 { scratchKeys[i].reserveCapacity(40) }
+            IndexKey.encode(values[i], into: &scratchKeys[i])
+        }
+        scratchOrder.removeAll(keepingCapacity: true)
+        scratchOrder.append(contentsOf: 0..<n)
+        if n > 1 {
+            // A few values (an OR, a short IN list): an insertion sort; many: the library's.
+            if n <= 16 {
+                for i in 1..<n {
+                    let x = scratchOrder[i]
+                    var j = i
+                    while j > 0 && IndexKey.compareStoredKeys(scratchKeys[x], scratchKeys[scratchOrder[j - 1]]) < 0 {
+                        scratchOrder[j] = scratchOrder[j - 1]
+                        j -= 1
+                    }
+                    scratchOrder[j] = x
+                }
+            } else {
+                scratchOrder.sort { IndexKey.compareStoredKeys(scratchKeys[$0], scratchKeys[$1]) < 0 }
+            }
+        }
+        var out: [ScanRange] = []
+        out.reserveCapacity(n)
+        var previous = -1
+        for k in 0..<n {
+            let i = scratchOrder[plan.descending ? n - 1 - k : k]
+            // Equal values (`1`, `1.0`) encode equally: one range.
+            if previous >= 0 && scratchKeys[i] == scratchKeys[previous] { continue }
+            previous = i
+            let range: ScanRange
+            if out.count < rangePool.count {
+                range = rangePool[out.count]
+            } else {
+                range = ScanRange(exact: IndexKey.KeyRange(), scan: IndexKey.KeyRange())
+                rangePool.append(range)
+            }
+            range.setPoint(scratchKeys[i])
+            out.append(range)
+        }
+        return out
     }
 
     /// The ranges to read, in the scan's direction: each as asked and as clipped.
@@ -568,12 +623,46 @@ final class KeyRangeScan: RowSource {
 /// A key range of a scan: as the query asked for it (`exact`, to classify keys) and as read
 /// (`scan`, clipped to the index's key length).
 final class ScanRange {
-    let exact: IndexKey.KeyRange
-    let scan: IndexKey.KeyRange
+    // Refilled by the scan that owns it, between executions (one thread).
+    @exclusivity(unchecked) private(set) var exact: IndexKey.KeyRange
+    @exclusivity(unchecked) private(set) var scan: IndexKey.KeyRange
 
     init(exact: IndexKey.KeyRange, scan: IndexKey.KeyRange) {
         self.exact = exact
         self.scan = scan
+    }
+
+    /// Makes this the point range of the encoded tuple `key` (`KeyRange.point(encoded:)`,
+    /// clipped as `KeyRange.clipped()`), writing into the byte arrays it already has.
+    func setPoint(_ key: [UInt8]) {
+        Self.fill(&exact.lower, key[...])
+        if exact.upper == nil { exact.upper = [] }
+        Self.fill(&exact.upper!, key[...], then: IndexKey.highByte)
+        exact.isExact = true
+        // As `clipped()`: a bound longer than n bytes is cut to n (the upper one to the
+        // successor of its first n bytes) and the range is no longer exact.
+        let n = IndexKey.minimumRetainedTupleBytes()
+        var isExact = true
+        if key.count > n {
+            Self.fill(&scan.lower, key[..<n])
+            isExact = false
+        } else {
+            Self.fill(&scan.lower, key[...])
+        }
+        if key.count + 1 > n {
+            scan.upper = IndexKey.prefixSuccessor(exact.upper![..<n])
+            isExact = false
+        } else {
+            if scan.upper == nil { scan.upper = [] }
+            Self.fill(&scan.upper!, key[...], then: IndexKey.highByte)
+        }
+        scan.isExact = isExact
+    }
+
+    private static func fill(_ array: inout [UInt8], _ bytes: ArraySlice<UInt8>, then last: UInt8? = nil) {
+        array.removeAll(keepingCapacity: true)
+        array.append(contentsOf: bytes)
+        if let last { array.append(last) }
     }
 }
 
