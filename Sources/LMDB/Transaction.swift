@@ -86,6 +86,12 @@ import Darwin
     /// An object of the caller's that lives as long as this transaction object and comes
     /// back with it when the pool hands it out again (Tessera's snapshot wrapper).
     @exclusivity(unchecked) package var attachment: AnyObject?
+    /// `attachment`, for other modules: `@exclusivity(unchecked)` holds for this module's
+    /// accesses only, and a direct read from Tessera paid a dynamic check per snapshot.
+    package var attached: AnyObject? {
+        get { attachment }
+        set { attachment = newValue }
+    }
 
     /// The transaction ID (`mdb_txn_id`): for a read transaction, the ID of the last write
     /// transaction its snapshot includes.

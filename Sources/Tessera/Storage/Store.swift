@@ -126,9 +126,9 @@ final class Store: Sendable {
     /// allocates neither.
     @inline(__always)
     static func snapshot(of txn: Transaction) -> Snapshot {
-        if let s = txn.attachment { return unsafeDowncast(s, to: Snapshot.self) }
+        if let s = txn.attached { return unsafeDowncast(s, to: Snapshot.self) }
         let s = Snapshot(txn)
-        txn.attachment = s
+        txn.attached = s
         return s
     }
 
