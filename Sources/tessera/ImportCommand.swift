@@ -259,11 +259,14 @@ struct Importer {
             var inBatch = 0
             var taken = 0 // lines this batch has taken from the parser
             var end = first.end
+            let order = (lastID, ascending)
             try Importer.commit(database, batchAt: "\(file):\(first.line + lineOffset)", committed: imported) {
                 // The engine may run a batch body again (after growing the memory map): the
-                // lines it took already are then parsed again here, from the batch's first.
+                // lines it took already are then parsed again here, from the batch's first,
+                // and the IDs' order is followed again from where the batch began.
                 var again = first.before
                 inBatch = 0
+                (lastID, ascending) = order
                 while inBatch < batchSize {
                     let parsed: ParsedLine
                     if inBatch < taken {
@@ -308,8 +311,10 @@ struct Importer {
         var next = 0
         while next < items.count {
             var end = next
+            let order = (lastID, ascending)
             try Importer.commit(database, batchAt: "\(file): element \(next + 1)", committed: imported) {
                 end = next
+                (lastID, ascending) = order
                 while end < items.count && end - next < batchSize {
                     try store(items[end], file: file, line: nil, element: end + 1)
                     end += 1
