@@ -7,35 +7,16 @@ import Synchronization
 /// query.parameters = Parameters().setString("Paris", forName: "city").setInt(10, forName: "limit")
 /// ```
 public struct Parameters: Sendable {
-    /// The bindings, each name once, in the order first bound.
-    private(set) var bindings: [(name: String, value: Value)] = []
-    /// Positions in `bindings` by name, once there are many (a name is found by comparing
-    /// it with the others until then).
-    private var positions: [String: Int]?
+    /// The bindings, each name once, in the order first bound (the same storage an
+    /// execution reads, handed over without a copy).
+    private(set) var storage = BoundParameters()
+    var bindings: [(name: String, value: Value)] { storage.bindings }
 
     /// Empty parameters.
     public init() {}
     /// Parameters from a dictionary of values.
     public init(_ values: [String: Value]) {
-        for (name, value) in values.sorted(by: { $0.key < $1.key }) { bind(value, name) }
-    }
-
-    private mutating func bind(_ value: Value, _ name: String) {
-        if let positions {
-            if let i = positions[name] { bindings[i].value = value; return }
-        } else if let i = bindings.firstIndex(where: { $0.name == name }) {
-            bindings[i].value = value
-            return
-        }
-        if bindings.isEmpty { bindings.reserveCapacity(4) }
-        bindings.append((name, value))
-        if positions != nil {
-            positions![name] = bindings.count - 1
-        } else if bindings.count > BoundParameters.linearLimit {
-            var p: [String: Int] = [:]
-            for (i, b) in bindings.enumerated() { p[b.name] = i }
-            positions = p
-        }
+        for (name, value) in values.sorted(by: { $0.key < $1.key }) { storage.bind(value, name) }
     }
 
     // The setters consume `self`: `Parameters().setString(…).setInt(…)` fills one list in
@@ -44,7 +25,7 @@ public struct Parameters: Sendable {
     /// Binds `name` (without `$`) to a value; NULL binds as MISSING [LC].
     @discardableResult
     public consuming func setValue(_ value: Value, forName name: String) -> Parameters {
-        bind(value, name)
+        storage.bind(value, name)
         return self
     }
     /// Binds a string.
@@ -64,10 +45,7 @@ public struct Parameters: Sendable {
     /// Binds an object.
     public consuming func setDictionary(_ value: [String: Value], forName name: String) -> Parameters { setValue(.object(value), forName: name) }
     /// The value bound to `name`.
-    public func value(forName name: String) -> Value? {
-        if let positions { return positions[name].map { bindings[$0].value } }
-        return bindings.first { $0.name == name }?.value
-    }
+    public func value(forName name: String) -> Value? { storage[name] }
 }
 
 /// A compiled SQL++ (or QueryBuilder) query over a database.
@@ -167,9 +145,9 @@ public final class Query: Sendable {
 
     /// The parameters given, checked against the query's parameter names `names` (sorted).
     func boundParameters(names: [String]) throws -> BoundParameters {
-        let given = parameters?.bindings ?? []
+        let given = parameters?.storage ?? BoundParameters()
         var nulls = false
-        for (name, value) in given {
+        for (name, value) in given.bindings {
             // A query has a few parameters: comparing the names beats hashing this one; many
             // are searched by halves (`names` is sorted).
             guard names.count <= 8 ? names.contains(name) : Self.sortedContains(names, name) else {
@@ -177,8 +155,8 @@ public final class Query: Sendable {
             }
             if value.isNull { nulls = true }
         }
-        // Most executions bind no NULL: the list is used as given, not copied.
-        return BoundParameters(nulls ? given.filter { !$0.value.isNull } : given)
+        // Most executions bind no NULL: the bindings are used as given, not copied.
+        return nulls ? BoundParameters(given.bindings.filter { !$0.value.isNull }) : given
     }
 
     private static func sortedContains(_ names: [String], _ name: String) -> Bool {

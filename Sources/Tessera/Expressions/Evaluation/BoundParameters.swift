@@ -33,6 +33,26 @@ struct BoundParameters: Sendable, ExpressibleByDictionaryLiteral {
         self.init(values.map { (name: $0.key, value: $0.value) })
     }
 
+    /// Binds `name` to `value`, replacing an earlier binding of the name (`Parameters`'
+    /// setters; the list keeps the order names were first bound).
+    mutating func bind(_ value: Value, _ name: String) {
+        if let positions {
+            if let i = positions[name] { bindings[i].value = value; return }
+        } else if let i = bindings.firstIndex(where: { $0.name == name }) {
+            bindings[i].value = value
+            return
+        }
+        if bindings.isEmpty { bindings.reserveCapacity(4) }
+        bindings.append((name, value))
+        if positions != nil {
+            positions![name] = bindings.count - 1
+        } else if bindings.count > Self.linearLimit {
+            var p: [String: Int] = [:]
+            for (i, b) in bindings.enumerated() { p[b.name] = i }
+            positions = p
+        }
+    }
+
     /// The value bound to `name`, nil when none is.
     @inline(__always)
     subscript(name: String) -> Value? {
