@@ -266,6 +266,14 @@ import Darwin
         gate.withMutex { mapSize }
     }
 
+    /// The size of the data file's pages in bytes (4,096 where the file was created on a
+    /// system with 4 KB memory pages).
+    @usableFromInline package var pageSize: Int {
+        var stat = MDB_stat()
+        _ = try? withEnvironment { env in mdb_env_stat(env, &stat) }
+        return Int(stat.ms_psize)
+    }
+
     /// Bytes of the data file actually in use (last used page × page size).
     @usableFromInline package var usedBytes: Int {
         var info = MDB_envinfo()

@@ -32,6 +32,7 @@ struct Catalog: Sendable {
     static func docTableName(_ key: CollectionKey) -> String { "doc:" + key.fullName }
     static func seqTableName(_ key: CollectionKey) -> String { "seq:" + key.fullName }
     static func idTableName(_ key: CollectionKey) -> String { "ids:" + key.fullName }
+    static func tailTableName(_ key: CollectionKey) -> String { "tail:" + key.fullName }
 
     static func load(txn: Snapshot, meta: StorageTable) throws -> Catalog {
         var catalog = Catalog()
@@ -59,7 +60,7 @@ struct Catalog: Sendable {
                 throw damaged("collection entry \(i + 1) has no scope or name")
             }
             let key = CollectionKey(unchecked: s, n)
-            catalog.collections[key] = CollectionStore(key: key, docs: .placeholder, bySequence: .placeholder, ids: .placeholder, indexes: [])
+            catalog.collections[key] = CollectionStore.unopened(key)
             var defs: [IndexDefinition] = []
             for (j, d) in (c["indexes"].arrayValue ?? []).enumerated() {
                 guard let def = IndexDefinition(json: d) else {
@@ -74,7 +75,7 @@ struct Catalog: Sendable {
 
     mutating func ensureDefaultCollection(txn: WriteTransaction, meta: StorageTable) throws {
         if collections[.defaultCollection] == nil {
-            collections[.defaultCollection] = CollectionStore(key: .defaultCollection, docs: .placeholder, bySequence: .placeholder, ids: .placeholder, indexes: [])
+            collections[.defaultCollection] = CollectionStore.unopened(.defaultCollection)
             try save(txn: txn, meta: meta)
         }
     }
@@ -96,7 +97,7 @@ struct Catalog: Sendable {
                 guard type(of: index.kind).needsRebuild(fromFormat: format) else { indexes.append(index); continue }
                 try index.drop(txn: txn)
                 let fresh = try IndexStore.open(index.definition, collection: key, txn: txn)
-                try fresh.backfill(txn: txn, docs: store.docs)
+                try fresh.backfill(txn: txn, docs: store.documents)
                 if fresh.kind is any KeyedIndexKind { try IndexStatistics.refresh(fresh, txn: txn, meta: meta) }
                 indexes.append(fresh)
             }
@@ -108,11 +109,12 @@ struct Catalog: Sendable {
         let docs = try txn.table(named: docTableName(key))
         let seq = try txn.table(named: seqTableName(key))
         let ids = try txn.table(named: idTableName(key))
+        let tails = try txn.table(named: tailTableName(key))
         var indexes: [IndexStore] = []
         for def in definitions {
             indexes.append(try IndexStore.open(def, collection: key, txn: txn))
         }
-        return CollectionStore(key: key, docs: docs, bySequence: seq, ids: ids, indexes: indexes)
+        return CollectionStore(key: key, docs: docs, bySequence: seq, ids: ids, tails: tails, indexes: indexes)
     }
 
     mutating func save(txn: WriteTransaction, meta: StorageTable) throws {

@@ -26,7 +26,7 @@ extension Collection {
                 indexes.remove(at: i)
             }
             let index = try IndexStore.open(definition, collection: key, txn: ctx.txn)
-            try index.backfill(txn: ctx.txn, docs: store.docs)
+            try index.backfill(txn: ctx.txn, docs: store.documents)
             if index.kind is any KeyedIndexKind { try IndexStatistics.refresh(index, txn: ctx.txn, meta: database.metaTable) }
             defs.append(definition)
             indexes.append(index)

@@ -64,7 +64,9 @@ public final class Collection: @unchecked Sendable, CustomStringConvertible {
     public func document(id: String) throws -> Document? {
         let store = try currentStore()
         return try database.read { txn -> Document? in
-            guard let raw = try txn.get(store.docs, key: id), let h = DocumentRecord.header(raw), !h.deleted else { return nil }
+            guard var raw = try txn.get(store.docs, key: id), let h = DocumentRecord.header(raw), !h.deleted else { return nil }
+            let pieces = DocumentRecord.isContinued(raw) ? RecordBuffer() : nil
+            if let pieces { raw = try store.documents.record(id, txn: txn, buffer: pieces)! }
             let body = DocumentRecord.body(raw)
             // The revision digest is the document's checksum (LMDB keeps none): a damaged
             // document is an error, never a silently different body.
@@ -183,9 +185,11 @@ public final class Collection: @unchecked Sendable, CustomStringConvertible {
         try DocumentValidation.validateID(id)
         try database.write { ctx in
             let store = try ctx.store(key)
-            guard let raw = try ctx.txn.get(store.docs, key: id), let old = DocumentRecord.header(raw) else {
+            guard let raw = try store.documents.record(id, txn: ctx.txn, buffer: ctx.oldRecord),
+                  let old = DocumentRecord.header(raw) else {
                 throw DatabaseError(.notFound, "no document '\(id)' in '\(fullName)' to purge")
             }
+            if DocumentRecord.isContinued(raw) { try ctx.txn.delete(store.tails, key: Array(id.utf8)) }
             if !old.deleted {
                 try IndexMaintenance.update(store: store, txn: ctx.txn, docID: id, old: DocumentRecord.body(raw), new: nil)
                 try PrimaryKeyIDs.update(ctx.txn, store, id: Array(id.utf8), live: false, append: false)
@@ -210,8 +214,9 @@ public final class Collection: @unchecked Sendable, CustomStringConvertible {
             let store = try ctx.store(key)
             let txn = ctx.txn
             var idBytes = Array(id.utf8)
-            let oldRaw = try txn.get(store.docs, key: idBytes)
+            let oldRaw = try idBytes.withUnsafeBytes { try store.documents.record($0, txn: txn, buffer: ctx.oldRecord) }
             let old = oldRaw.flatMap(DocumentRecord.header)
+            let oldContinued = oldRaw.map(DocumentRecord.isContinued) ?? false
             if checkConflict {
                 let current = (old?.deleted ?? true) && expectedRevision == nil ? nil : old?.revisionID
                 if current != expectedRevision { return nil }
@@ -233,11 +238,22 @@ public final class Collection: @unchecked Sendable, CustomStringConvertible {
                 ? digestIfNew! : body.withUnsafeBytes { DocumentRecord.digest(generation: generation, body: $0) }
             let record = DocumentRecord(deleted: deleting, sequence: seq, generation: generation, digest: digest, expiration: 0)
             let flags = oldRaw == nil ? try ctx.placeNewDocument(key, store: store, id: idBytes) : []
+            let size = DocumentRecord.headerSize + body.count
+            let head = database.store.splitting.headSize(recordSize: size, keyCount: idBytes.count)
             try idBytes.withUnsafeMutableBytes { k in
-                try txn.putReserved(store.docs, key: UnsafeRawBufferPointer(k), size: DocumentRecord.headerSize + body.count, flags: flags) { out in
-                    record.writeHeader(into: out)
-                    body.withUnsafeBytes { src in
-                        UnsafeMutableRawBufferPointer(rebasing: out[DocumentRecord.headerSize...]).copyMemory(from: src)
+                let k = UnsafeRawBufferPointer(k)
+                // The old record's tail goes (or is replaced) before anything else is put.
+                if oldContinued && head == nil { try txn.delete(store.tails, key: k) }
+                try body.withUnsafeBytes { src in
+                    let headBody = (head ?? size) - DocumentRecord.headerSize
+                    try txn.putReserved(store.docs, key: k, size: head ?? size, flags: flags) { out in
+                        record.writeHeader(into: out)
+                        if head != nil { out[0] |= DocumentRecord.continuedFlag }
+                        UnsafeMutableRawBufferPointer(rebasing: out[DocumentRecord.headerSize...])
+                            .copyMemory(from: UnsafeRawBufferPointer(rebasing: src[..<headBody]))
+                    }
+                    if head != nil {
+                        try txn.put(store.tails, key: k, value: UnsafeRawBufferPointer(rebasing: src[headBody...]), flags: flags)
                     }
                 }
             }
@@ -257,9 +273,11 @@ public final class Collection: @unchecked Sendable, CustomStringConvertible {
         let store = try currentStore()
         try database.read { txn in
             try txn.withCursor(store.docs) { cursor in
+                let pieces = RecordBuffer()
                 try cursor.forEach { k, v in
                     guard let h = DocumentRecord.header(v), !h.deleted else { return true }
-                    let doc = Document(id: String(decoding: k, as: UTF8.self), storedBody: Array(DocumentRecord.body(v)), header: h)
+                    let whole = try RecordAssembly.whole(v, id: k, tails: store.tails, txn: txn, buffer: pieces)
+                    let doc = Document(id: String(decoding: k, as: UTF8.self), storedBody: Array(DocumentRecord.body(whole)), header: h)
                     return try body(doc)
                 }
             }

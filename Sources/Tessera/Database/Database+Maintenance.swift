@@ -105,16 +105,29 @@ extension Database {
             var live = 0
             var sequences: [UInt64: String] = [:]
             var liveIDs: [[UInt8]] = []
+            var continued = 0
+            let pieces = RecordBuffer()
             try txn.withCursor(store.docs) { c in
-                try c.forEach { k, v in
+                try c.forEach { k, stored in
                     let id = String(decoding: k, as: UTF8.self)
                     guard k.count <= IndexKey.maxDocIDBytes, !k.isEmpty else {
                         report.problems.append("\(key): a document ID of \(k.count) bytes is damaged (IDs have 1 to \(IndexKey.maxDocIDBytes))")
                         return true
                     }
-                    guard let h = DocumentRecord.header(v) else {
+                    guard let h = DocumentRecord.header(stored) else {
                         report.problems.append("\(key): document '\(id)' has a damaged header")
                         return true
+                    }
+                    let v: UnsafeRawBufferPointer
+                    if DocumentRecord.isContinued(stored) {
+                        guard let tail = try txn.get(store.tails, key: k) else {
+                            report.problems.append("\(key): document '\(id)' misses the second piece of its record")
+                            return true
+                        }
+                        continued += 1
+                        v = pieces.assemble(head: stored, tail: tail)
+                    } else {
+                        v = stored
                     }
                     // The revision digest is a checksum of the generation and the body.
                     if DocumentRecord.digest(generation: h.generation, body: DocumentRecord.body(v)) != h.digest {
@@ -132,6 +145,17 @@ extension Database {
                 }
             }
             report.documents += live
+            // Every second piece belongs to a record that says it continues.
+            let tails = try txn.count(store.tails)
+            if tails != continued {
+                try txn.withCursor(store.tails) { c in
+                    try c.forEach { k, _ in
+                        if let head = try txn.get(store.docs, key: k), DocumentRecord.isContinued(head) { return true }
+                        report.problems.append("\(key): a second record piece under '\(String(decoding: k, as: UTF8.self))' belongs to no document")
+                        return true
+                    }
+                }
+            }
             let counted = Int(Int64(bitPattern: try WriteContext.readCounter(txn: txn, meta: metaTable, name: "count:" + key.fullName)))
             if counted != live { report.problems.append("\(key): document count says \(counted), found \(live) live documents") }
             var bySeq = 0
@@ -150,7 +174,7 @@ extension Database {
             report.problems += try PrimaryKeyIDs.check(txn, store, live: liveIDs)
             if bySeq != sequences.count { report.problems.append("\(key): \(sequences.count) documents but \(bySeq) by-sequence entries") }
             for index in store.indexes {
-                report.problems += try index.check(snapshot: txn, docs: store.docs, entries: &report.indexEntries)
+                report.problems += try index.check(snapshot: txn, docs: store.documents, entries: &report.indexEntries)
             }
         }
     }

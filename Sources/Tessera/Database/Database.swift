@@ -36,6 +36,11 @@ public struct DatabaseConfiguration: Sendable {
     /// `Query.interrupt()` and task cancellation stop a query at any time.)
     public var queryTimeout: Double?
 
+    /// Records (header and body) larger than this many bytes are stored in two pieces even
+    /// when they would fit a leaf page (nil: only those that would not). For tests that want
+    /// every path to read split records; not part of the product's API.
+    package var largestInlineRecord: Int?
+
     /// Creates a configuration; `directory` defaults to the current directory.
     public init(directory: String = ".") { self.directory = directory }
 }
@@ -58,7 +63,7 @@ public final class Database: @unchecked Sendable {
     // the thread that `writerThread` names.
 
     /// The current on-disk format version. Databases with a larger version are refused.
-    public static let formatVersion: UInt32 = 7
+    public static let formatVersion: UInt32 = 8
     static let magic: [UInt8] = Array("TSRA".utf8)
 
     /// The database name (last path component, without extension).
@@ -116,23 +121,26 @@ public final class Database: @unchecked Sendable {
         try self.init(path: config.directory + "/" + name + ".tessera", configuration: config)
     }
 
-    private init(temporaryPath: String) throws {
+    private init(temporaryPath: String, configuration: DatabaseConfiguration) throws {
         self.path = temporaryPath
         self.name = "temporary"
         self.removeOnClose = true
         self.queryTimeout = nil
-        let (e, m, c) = try Database.openStorage(path: temporaryPath, configuration: DatabaseConfiguration())
+        let (e, m, c) = try Database.openStorage(path: temporaryPath, configuration: configuration)
         (store, metaTable) = (e, m)
         catalog = Mutex(c)
     }
 
     /// A fresh database in a new temporary directory, removed when it is closed (for tests).
-    public static func temporary() throws -> Database {
+    public static func temporary() throws -> Database { try temporary(configuration: DatabaseConfiguration()) }
+
+    /// `temporary()` with a configuration (its directory is ignored).
+    package static func temporary(configuration: DatabaseConfiguration) throws -> Database {
         var template = Array((FileSystem.temporaryDirectory + "/tessera-XXXXXX").utf8CString)
         let made = template.withUnsafeMutableBufferPointer { mkdtemp($0.baseAddress!) }
         guard made != nil else { throw DatabaseError(.storage, "cannot create a temporary directory") }
         let dir = String(cString: template.withUnsafeBufferPointer { $0.baseAddress! })
-        return try Database(temporaryPath: dir)
+        return try Database(temporaryPath: dir, configuration: configuration)
     }
 
     deinit { try? close() }
@@ -193,7 +201,8 @@ public final class Database: @unchecked Sendable {
         }
         let store = try Store(path: path, options: StoreOptions(initialMapSize: configuration.initialMapSize, maxSize: configuration.maxSize,
                                                                 fileMode: configuration.fileMode, noSync: configuration.noSync,
-                                                                readOnly: configuration.readOnly))
+                                                                readOnly: configuration.readOnly,
+                                                                largestInlineRecord: configuration.largestInlineRecord))
         do {
             // Most opens only read: no write lock, so never waiting for another process's writer.
             let needs: String

@@ -105,7 +105,7 @@ struct IndexAdvisor {
                 let def = definition(c, name: "__advisor_trial_\(serial)")
                 guard (try? IndexStore.validate(def, collection: key)) != nil else { continue }
                 let index = try IndexStore.open(def, collection: key, txn: ctx.txn)
-                try index.backfill(txn: ctx.txn, docs: store.docs)
+                try index.backfill(txn: ctx.txn, docs: store.documents)
                 if index.kind is any KeyedIndexKind { try IndexStatistics.refresh(index, txn: ctx.txn, meta: database.metaTable) }
                 var trial = stores
                 trial[key] = store.with(indexes: store.indexes + [index])
@@ -141,7 +141,7 @@ struct IndexAdvisor {
             let def = definition(c, name: name)
             guard (try? IndexStore.validate(def, collection: key)) != nil else { return [] }
             let index = try IndexStore.open(def, collection: key, txn: ctx.txn)
-            try index.backfill(txn: ctx.txn, docs: store.docs)
+            try index.backfill(txn: ctx.txn, docs: store.documents)
             catalog.collections[key] = store.with(indexes: store.indexes + [index])
             made.append((c, key, name, index))
         }
@@ -180,8 +180,11 @@ struct IndexAdvisor {
         var sampled = 0
         try ctx.txn.withCursor(store.docs) { c in
             var ok = try c.first()
+            let pieces = RecordBuffer()
             while ok && sampled < 1_000 {
-                if let h = DocumentRecord.header(c.value), !h.deleted, let root = BinaryValue.root(DocumentRecord.body(c.value)) {
+                if let h = DocumentRecord.header(c.value), !h.deleted,
+                   let root = BinaryValue.root(DocumentRecord.body(
+                       try RecordAssembly.whole(c.value, id: c.key, tails: store.tails, txn: ctx.txn, buffer: pieces))) {
                     sampled += 1
                     for (k, v) in root.members {
                         guard let n = v.withUTF8({ IndexAdvisor.wordCount($0) }), n > 0 else { continue }
@@ -252,7 +255,7 @@ struct IndexAdvisor {
         guard let key = src.collectionKey else { return [] }
         let p = printer(key)
         let terms = (q.whereClause?.conjuncts ?? []).map(Planner.orAsIn)
-        let request = AccessRequest(query: q, source: src, terms: terms, parameters: [:], snapshot: ctx.txn, docs: .placeholder, ids: .placeholder,
+        let request = AccessRequest(query: q, source: src, terms: terms, parameters: [:], snapshot: ctx.txn, docs: DocumentTables(records: .placeholder, tails: .placeholder), ids: .placeholder,
                                     meta: database.metaTable)
         let planning = KeyedPlanning(request: request)
         var equalities: [(BoundExpr, BoundExpr)] = [] // (expression, term)

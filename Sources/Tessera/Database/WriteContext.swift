@@ -22,6 +22,8 @@ final class WriteContext {
     var afterCommit: [() -> Void] = []
     /// Documents purged, recorded only while observers exist (Observation/).
     var purgedForObservers: [(CollectionKey, String)] = []
+    /// Where a save assembles the record it replaces when that is in two pieces.
+    let oldRecord = RecordBuffer()
 
     init(database: Database, txn: WriteTransaction) {
         self.database = database
@@ -105,9 +107,11 @@ final class WriteContext {
         c.deferring = true
         txn.deferPuts(in: store.docs)
         txn.deferPuts(in: store.ids)
+        txn.deferPuts(in: store.tails)
         if c.appended > 0 && c.appended <= WriteContext.maxTakenBack, let after = c.appendedAfter {
             try txn.takeBack(store.docs, after: after)
             try txn.takeBack(store.ids, after: after)
+            try txn.takeBack(store.tails, after: after)
         }
         return []
     }
@@ -144,6 +148,7 @@ final class WriteContext {
         try txn.drop(store.docs, delete: true)
         try txn.drop(store.bySequence, delete: true)
         try txn.drop(store.ids, delete: true)
+        try txn.drop(store.tails, delete: true)
         for index in store.indexes {
             try index.drop(txn: txn)
             try IndexStatistics.remove(index, txn: txn, meta: database.metaTable)

@@ -30,7 +30,7 @@ protocol IndexKind: AnyObject, Sendable {
                 old: UnsafeRawBufferPointer?, new: UnsafeRawBufferPointer?) throws
 
     /// Builds the (empty) index over every live document of `docs`.
-    func backfill(_ index: IndexStore, txn: WriteTransaction, docs: StorageTable) throws
+    func backfill(_ index: IndexStore, txn: WriteTransaction, docs: DocumentTables) throws
 
     /// `performMaintenance(.optimize)`: brings the index's upkeep up to date (planner
     /// statistics, stale entries) without changing what it answers. Queued work of the
@@ -39,7 +39,7 @@ protocol IndexKind: AnyObject, Sendable {
 
     /// Compares what is stored with what the documents give; one line per difference.
     /// `entries` counts the stored entries checked.
-    func check(_ index: IndexStore, snapshot: Snapshot, docs: StorageTable, entries: inout Int) throws -> [String]
+    func check(_ index: IndexStore, snapshot: Snapshot, docs: DocumentTables, entries: inout Int) throws -> [String]
 
     /// The ways this index can produce the rows of `request.source`, each with its cost.
     func accessPaths(_ index: IndexStore, for request: AccessRequest) throws -> [AccessCandidate]
@@ -140,7 +140,7 @@ struct AccessRequest {
     /// A snapshot for statistics (entry counts).
     let snapshot: Snapshot
     /// The collection's documents table.
-    let docs: StorageTable
+    let docs: DocumentTables
     /// The collection's table of live document IDs (the primary key's covering table).
     let ids: StorageTable
     /// The `meta` table (stored index statistics).
@@ -225,7 +225,7 @@ protocol IndexAccessPlan: Sendable {
     var bindsBoundRows: Bool { get }
     /// The row source of `slot`, reading documents from `docs`.
     /// - Parameter rowsWanted: LIMIT + OFFSET when known.
-    func makeRowSource(slot: Int, docs: StorageTable, includeDeleted: Bool, parameters: [String: Value],
+    func makeRowSource(slot: Int, docs: DocumentTables, includeDeleted: Bool, parameters: [String: Value],
                        rowsWanted: Int?) throws -> RowSource
     /// The EXPLAIN description (`sources`: the query's sources, for aliases).
     func explain(sources: [SourceInfo]) -> IndexAccessExplanation

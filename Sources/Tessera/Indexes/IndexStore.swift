@@ -84,12 +84,12 @@ final class IndexStore: @unchecked Sendable {
     }
 
     /// Builds the index over every live document.
-    func backfill(txn: WriteTransaction, docs: StorageTable) throws {
+    func backfill(txn: WriteTransaction, docs: DocumentTables) throws {
         try kind.backfill(self, txn: txn, docs: docs)
     }
 
     /// Compares the stored entries with those recomputed from the documents.
-    func check(snapshot: Snapshot, docs: StorageTable, entries count: inout Int) throws -> [String] {
+    func check(snapshot: Snapshot, docs: DocumentTables, entries count: inout Int) throws -> [String] {
         try kind.check(self, snapshot: snapshot, docs: docs, entries: &count)
     }
 

@@ -248,7 +248,7 @@ final class WriteTransaction: Snapshot {
         } catch LMDBError.dbsFull {
             let limit = Environment.Options().maxTables
             throw DatabaseError(.limitReached, "cannot create table '\(name)': a database holds at most \(limit) tables "
-                + "(3 per collection, 1 per value or array index, 2 per full-text index: about \((limit - 3) / 3) collections)")
+                + "(4 per collection, 1 per value or array index, 2 per full-text index: about \((limit - 1) / 4) collections)")
         }
     }
 

@@ -14,6 +14,8 @@ struct StoreOptions {
     var noSync: Bool
     /// Open read-only even if the files are writable.
     var readOnly = false
+    /// `DatabaseConfiguration.largestInlineRecord`.
+    var largestInlineRecord: Int? = nil
 }
 
 /// The key-value store under one database directory: opens the LMDB environment, and
@@ -28,6 +30,9 @@ final class Store: Sendable {
     /// Why the store is read-only ("opened read-only", "no write permission on …"), or nil
     /// when it can write.
     let readOnlyReason: String?
+
+    /// Which document records are stored in two pieces (`RecordPieces.swift`).
+    let splitting: RecordSplitting
 
     /// Opens (creating) the environment in directory `path`. When the files cannot be opened
     /// for writing (permission denied, read-only file system), it opens read-only instead;
@@ -68,6 +73,7 @@ final class Store: Sendable {
         }
         env = opened!
         readOnlyReason = reason
+        splitting = RecordSplitting(pageSize: env.pageSize, recordLimit: options.largestInlineRecord)
     }
 
     private static func isPermissionError(_ e: LMDBError) -> Bool {

@@ -363,6 +363,54 @@ struct FileSafetyTests {
         #expect(try formatVersion(at: dir.path) == Database.formatVersion)
     }
 
+    /// Format 8 stores records too large for a leaf page in two pieces (`RecordPieces.swift`).
+    /// A database the format-7 CLI wrote (Format7Database/README.md), whose large records are
+    /// on overflow pages, opens with every document as it was, and splits what it saves next.
+    @Test func aFormat7DatabaseSplitsLargeRecordsFromNowOn() throws {
+        let dir = ScratchDirectory("format7")
+        defer { dir.remove() }
+        try copyOldDatabase("Format7Database", to: dir)
+        #expect(try formatVersion(at: dir.path) == 7)
+        // What the CLI's edits left: p02 replaced, p06 deleted.
+        let lines = try String(contentsOfFile: URL(fileURLWithPath: #filePath).deletingLastPathComponent()
+            .appendingPathComponent("Format7Database/documents.jsonl").path, encoding: .utf8)
+        var expected: [String: [String: Value]] = [:]
+        for line in lines.split(separator: "\n") {
+            guard case .object(var o) = try JSONReader.parse(String(line)), case .string(let id)? = o["id"] else { continue }
+            o["id"] = nil
+            expected[id] = o
+        }
+        expected["p02"] = ["kind": "note", "n": 22, "text": "short now", "tags": ["moss"]]
+        expected["p06"] = nil
+
+        let db = try Database(path: dir.path)
+        defer { try? db.close() }
+        let pages = try #require(try db.collection(name: "pages"))
+        for (id, body) in expected { #expect(try pages.document(id: id)?.properties == body, "\(id)") }
+        #expect(try pages.document(id: "p06") == nil)
+        #expect(try db.performMaintenance(.integrityCheck).isOK)
+        let store = try pages.currentStore()
+        #expect(try db.read { try $0.count(store.tails) } == 0)
+        let notes = try db.createQuery("SELECT meta().id AS id FROM pages WHERE kind = 'note' ORDER BY meta().id").execute()
+        #expect(try notes.allResults().map { $0.string(forKey: "id") } == ["p02", "p04", "p08"])
+
+        // New saves of large bodies are split; the old overflow records are rewritten when saved.
+        let big = ["kind": "page", "n": 9, "text": .string(String(repeating: "larch moss ", count: 400)), "tags": ["elm"]] as [String: Value]
+        try pages.save(id: "p09", properties: big)
+        var p05 = try #require(expected["p05"])
+        p05["n"] = 55
+        try pages.save(id: "p05", properties: p05)
+        #expect(try db.read { try $0.count(store.tails) } == 2)
+        #expect(try pages.document(id: "p09")?.properties == big)
+        #expect(try pages.document(id: "p05")?.properties == p05)
+        #expect(try pages.document(id: "p07")?.properties == expected["p07"])
+        let tagged = try db.createQuery("SELECT meta().id AS id FROM pages UNNEST tags AS t WHERE t = 'elm' ORDER BY meta().id").execute()
+        #expect(try tagged.allResults().contains { $0.string(forKey: "id") == "p09" })
+        #expect(try db.performMaintenance(.integrityCheck).isOK)
+        try db.close()
+        #expect(try formatVersion(at: dir.path) == Database.formatVersion)
+    }
+
     /// Deleting a database (or closing a temporary one) removes links inside its directory,
     /// never what they point to.
     @Test func deletingADatabaseDoesNotFollowSymbolicLinks() throws {

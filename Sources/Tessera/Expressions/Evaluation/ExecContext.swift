@@ -299,6 +299,7 @@ final class ExecContext {
         deferredError = nil
         readCounters = nil
         if !fullTextCache.isEmpty { fullTextCache = [:] }
+        if !keptPieceBuffers.isEmpty { keptPieceBuffers.removeAll() }
         interruptPoll = 0
         clearSlots()
     }
@@ -323,8 +324,56 @@ final class ExecContext {
         }
     }
 
-    /// A copy of every slot (a group's representative row).
-    func snapshot() -> [SourceSlot] { Array(UnsafeBufferPointer(start: slots, count: slotCount)) }
+    /// A copy of every slot (a group's representative row). Bodies assembled from two
+    /// pieces stay where they are: their slots' buffers are kept for the execution.
+    func snapshot() -> [SourceSlot] {
+        for slot in 0..<slotCount { keepAssembledBody(slot) }
+        return Array(UnsafeBufferPointer(start: slots, count: slotCount))
+    }
+
+    // MARK: - Records in two pieces
+
+    /// Per slot, where a document stored in two pieces is assembled (made on first use).
+    @exclusivity(unchecked) private var pieceBuffers: [RecordBuffer?] = []
+    /// Per slot, whether its buffer may hold the body the slot is bound to.
+    @exclusivity(unchecked) private var pieceBufferBound: [Bool] = []
+    /// Buffers that bodies kept beyond their row point into, released with the execution.
+    @exclusivity(unchecked) private var keptPieceBuffers: [RecordBuffer] = []
+
+    /// The whole record of `stored` (the value of document `id` in `tables.records`) for
+    /// binding to `slot`: `stored` itself, or both pieces assembled in the slot's buffer,
+    /// which the next assembly for that slot reuses (`keepAssembledBody` keeps it).
+    @inline(__always)
+    func wholeRecord(_ stored: UnsafeRawBufferPointer, id: UnsafeRawBufferPointer, tables: DocumentTables,
+                     slot: Int) throws -> UnsafeRawBufferPointer {
+        // (A slot later bound to a record in one piece leaves its flag set: keeping the buffer
+        // then costs memory only.)
+        guard DocumentRecord.isContinued(stored) else { return stored }
+        return try assembleRecord(stored, id: id, tables: tables, slot: slot)
+    }
+
+    private func assembleRecord(_ stored: UnsafeRawBufferPointer, id: UnsafeRawBufferPointer, tables: DocumentTables,
+                                slot: Int) throws -> UnsafeRawBufferPointer {
+        if pieceBuffers.count <= slot {
+            pieceBuffers += Array(repeating: nil, count: slot + 1 - pieceBuffers.count)
+            pieceBufferBound += Array(repeating: false, count: slot + 1 - pieceBufferBound.count)
+        }
+        let buffer: RecordBuffer
+        if let b = pieceBuffers[slot] { buffer = b } else { buffer = RecordBuffer(); pieceBuffers[slot] = buffer }
+        let whole = try RecordAssembly.whole(stored, id: id, tails: tables.tails, txn: txn, buffer: buffer)
+        pieceBufferBound[slot] = true
+        return whole
+    }
+
+    /// Keeps the body bound to `slot` valid until the execution ends, when it was assembled
+    /// from two pieces (call before holding a copy of the slot beyond its row).
+    @inline(__always)
+    func keepAssembledBody(_ slot: Int) {
+        guard slot < pieceBufferBound.count, pieceBufferBound[slot], let b = pieceBuffers[slot] else { return }
+        keptPieceBuffers.append(b)
+        pieceBuffers[slot] = nil
+        pieceBufferBound[slot] = false
+    }
 
     /// Restores slots saved by `snapshot()`.
     func restore(_ saved: [SourceSlot]) {

@@ -80,18 +80,20 @@ struct CountedGroups {
 enum DocumentFetch {
     /// Binds `slot` to document `id`; false if it is absent (or a tombstone and not wanted).
     @inline(__always)
-    static func bind(_ ctx: ExecContext, slot: Int, table: StorageTable, id: UnsafeRawBufferPointer, includeDeleted: Bool) throws -> Bool {
-        guard let v = try ctx.txn.get(table, key: id) else { return false }
-        return bind(ctx, slot: slot, id: id, record: v, includeDeleted: includeDeleted)
+    static func bind(_ ctx: ExecContext, slot: Int, table: DocumentTables, id: UnsafeRawBufferPointer, includeDeleted: Bool) throws -> Bool {
+        guard let v = try ctx.txn.get(table.records, key: id) else { return false }
+        return try bind(ctx, slot: slot, id: id, record: v, tables: table, includeDeleted: includeDeleted)
     }
 
-    /// Binds `slot` to the stored record `record` of document `id` (both in LMDB memory);
+    /// Binds `slot` to the stored record `stored` of document `id` (both in LMDB memory; a
+    /// record in two pieces is assembled in the slot's buffer, `ExecContext.wholeRecord`);
     /// false if the header is damaged, or a tombstone that is not wanted.
     @inline(__always)
-    static func bind(_ ctx: ExecContext, slot: Int, id: UnsafeRawBufferPointer, record v: UnsafeRawBufferPointer,
-                     includeDeleted: Bool) -> Bool {
+    static func bind(_ ctx: ExecContext, slot: Int, id: UnsafeRawBufferPointer, record stored: UnsafeRawBufferPointer,
+                     tables: DocumentTables, includeDeleted: Bool) throws -> Bool {
         if let counters = ctx.readCounters { counters.documents &+= 1 }
-        guard let header = DocumentRecord.header(v), !header.deleted || includeDeleted else { return false }
+        guard let header = DocumentRecord.header(stored), !header.deleted || includeDeleted else { return false }
+        let v = try ctx.wholeRecord(stored, id: id, tables: tables, slot: slot)
         // Set the fields in place: building a new SourceSlot would retain and release its
         // reference-counted fields for every document.
         let s = ctx.slots + slot

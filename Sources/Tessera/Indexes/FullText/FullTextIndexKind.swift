@@ -74,7 +74,7 @@ struct FullTextPlan: IndexAccessPlan {
     var index: IndexStore? { store }
     var boundSources: [Int] { [] }
 
-    func makeRowSource(slot: Int, docs: StorageTable, includeDeleted: Bool, parameters: [String: Value],
+    func makeRowSource(slot: Int, docs: DocumentTables, includeDeleted: Bool, parameters: [String: Value],
                        rowsWanted: Int?) throws -> RowSource {
         try FullTextScan(slot: slot, plan: self, docs: docs, parameters: parameters, rowsWanted: rowsWanted)
     }

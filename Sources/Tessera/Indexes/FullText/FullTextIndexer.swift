@@ -251,19 +251,21 @@ final class FullTextIndexKind: IndexKind, @unchecked Sendable {
 
     /// Builds the index over every live document: documents are numbered in ID order, each
     /// term's postings are collected in number order, and blocks are appended in key order.
-    func backfill(_ store: IndexStore, txn: WriteTransaction, docs: StorageTable) throws {
+    func backfill(_ store: IndexStore, txn: WriteTransaction, docs: DocumentTables) throws {
         try DatabaseError.checkingFullText(index: definition.name) { try backfillUnchecked(store, txn: txn, docs: docs) }
     }
 
-    private func backfillUnchecked(_ store: IndexStore, txn: WriteTransaction, docs: StorageTable) throws {
+    private func backfillUnchecked(_ store: IndexStore, txn: WriteTransaction, docs: DocumentTables) throws {
         guard let stats = store.statsTable else { return }
         let pending = FullTextPendingChanges(store: store, state: FullTextIndexState(statistics: FullTextCorpusStatistics(documentCount: 0, totalTokens: 0), nextDocument: 0))
         var ids: [[UInt8]] = []
         var tokenCounts: [Int] = []
         let context = ExecContext(sourceCount: 1, variableCount: store.variableCount, aggregateCount: 0, parameters: [:], txn: txn)
-        try txn.withCursor(docs) { c in
-            try c.forEach { k, v in
-                guard let h = DocumentRecord.header(v), !h.deleted else { return true }
+        let pieces = RecordBuffer()
+        try txn.withCursor(docs.records) { c in
+            try c.forEach { k, stored in
+                guard let h = DocumentRecord.header(stored), !h.deleted else { return true }
+                let v = try docs.whole(stored, id: k, txn: txn, buffer: pieces)
                 guard let columns = columns(store, body: DocumentRecord.body(v), txn: txn, context: context) else { return true }
                 let number = UInt32(ids.count)
                 ids.append(Array(k))
@@ -305,11 +307,11 @@ final class FullTextIndexKind: IndexKind, @unchecked Sendable {
     // MARK: - Integrity
 
     /// Compares postings, numbering and statistics with those recomputed from the documents.
-    func check(_ store: IndexStore, snapshot txn: Snapshot, docs: StorageTable, entries count: inout Int) throws -> [String] {
+    func check(_ store: IndexStore, snapshot txn: Snapshot, docs: DocumentTables, entries count: inout Int) throws -> [String] {
         try DatabaseError.checkingFullText(index: definition.name) { try checkUnchecked(store, snapshot: txn, docs: docs, entries: &count) }
     }
 
-    private func checkUnchecked(_ store: IndexStore, snapshot txn: Snapshot, docs: StorageTable, entries count: inout Int) throws -> [String] {
+    private func checkUnchecked(_ store: IndexStore, snapshot txn: Snapshot, docs: DocumentTables, entries count: inout Int) throws -> [String] {
         let name = "\(store.collection):\(definition.name)"
         var problems: [String] = []
         guard let stats = store.statsTable else { return problems }
@@ -363,9 +365,11 @@ final class FullTextIndexKind: IndexKind, @unchecked Sendable {
         // Expected postings, recomputed from the documents.
         let expected = FullTextPendingChanges(store: store, state: state)
         var corpus = FullTextCorpusStatistics(documentCount: 0, totalTokens: 0)
-        try txn.withCursor(docs) { c in
-            try c.forEach { k, v in
-                guard let h = DocumentRecord.header(v), !h.deleted else { return true }
+        let pieces = RecordBuffer()
+        try txn.withCursor(docs.records) { c in
+            try c.forEach { k, stored in
+                guard let h = DocumentRecord.header(stored), !h.deleted else { return true }
+                let v = try docs.whole(stored, id: k, txn: txn, buffer: pieces)
                 let id = Array(k)
                 guard let t = terms(store: store, body: DocumentRecord.body(v), txn: txn) else {
                     if numberOf[id] != nil { report("document '\(String(decoding: id, as: UTF8.self))' is outside the index but numbered") }

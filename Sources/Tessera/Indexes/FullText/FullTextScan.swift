@@ -4,7 +4,7 @@
 /// consumer want more (rows rejected by other filters), the rest are ordered by a heap.
 final class FullTextScan: RowSource {
     let plan: FullTextPlan
-    let docs: StorageTable
+    let docs: DocumentTables
     let query: Evaluator
     let rowsWanted: Int?
     private var found = FullTextRankedNumbers(documents: [], ranks: [])
@@ -18,7 +18,7 @@ final class FullTextScan: RowSource {
     private var position = 0
     private var cachedQuery: String?
 
-    init(slot: Int, plan: FullTextPlan, docs: StorageTable, parameters: [String: Value], rowsWanted: Int? = nil) throws {
+    init(slot: Int, plan: FullTextPlan, docs: DocumentTables, parameters: [String: Value], rowsWanted: Int? = nil) throws {
         self.plan = plan
         self.docs = docs
         self.query = ExpressionCompiler.compile(plan.query)
@@ -166,7 +166,10 @@ final class FullTextScan: RowSource {
             let id = Array(rawID)
             let bound = try id.withUnsafeBytes { raw -> Bool in
                 // The ID must outlive this call: bind from the document table's own key bytes.
-                guard let v = try ctx.txn.get(docs, key: raw), let header = DocumentRecord.header(v), !header.deleted else { return false }
+                guard let stored = try ctx.txn.get(docs.records, key: raw), let header = DocumentRecord.header(stored), !header.deleted else {
+                    return false
+                }
+                let v = try ctx.wholeRecord(stored, id: raw, tables: docs, slot: slot)
                 ctx.slots[slot] = SourceSlot(state: .document, id: UnsafeRawBufferPointer(start: nil, count: 0), record: header,
                                              body: BinaryValue.root(DocumentRecord.body(v)))
                 return true

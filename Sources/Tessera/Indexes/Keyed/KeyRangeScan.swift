@@ -7,7 +7,7 @@
 /// re-checked against the document with the predicates the index was meant to satisfy.
 final class KeyRangeScan: RowSource {
     let plan: KeyRangeScanPlan
-    let docs: StorageTable
+    let docs: DocumentTables
     let includeDeleted: Bool
     private let equalities: [[Compiled?]]
     private let equalityExprs: [[BoundExpr]]
@@ -42,7 +42,7 @@ final class KeyRangeScan: RowSource {
     /// The index's evaluation context, for reading a document's elements (made when needed).
     @exclusivity(unchecked) private var indexContext: ExecContext?
 
-    init(slot: Int, plan: KeyRangeScanPlan, docs: StorageTable, includeDeleted: Bool) {
+    init(slot: Int, plan: KeyRangeScanPlan, docs: DocumentTables, includeDeleted: Bool) {
         self.plan = plan
         self.docs = docs
         self.includeDeleted = includeDeleted
@@ -315,6 +315,8 @@ final class KeyRangeScan: RowSource {
                    try DocumentFetch.bind(ctx, slot: slot, table: docs, id: id, includeDeleted: includeDeleted),
                    m == .inside || recheck.allSatisfy({ Semantics.truth($0(ctx)) == .true }),
                    let body = ctx.slots[slot].body {
+                    // The member's slot is held until the group is emitted.
+                    ctx.keepAssembledBody(slot)
                     members.append((plan.store.expressionValues(body: body, txn: ctx.txn), Array(id), ctx.slots[slot]))
                 }
             }
@@ -573,10 +575,10 @@ final class KeyRangeScan: RowSource {
         elementGeneration = 0
         guard let kind = plan.store.kind as? any ElementIndexKind,
               try DocumentFetch.bind(ctx, slot: slot, table: docs, id: id, includeDeleted: includeDeleted),
-              let record = try ctx.txn.get(docs, key: id) else { return false }
+              let body = ctx.slots[slot].body else { return false }
         let indexContext = self.indexContext ?? plan.store.makeContext(ctx.txn)
         self.indexContext = indexContext
-        var elements = kind.elements(plan.store, docID: String(decoding: id, as: UTF8.self), body: DocumentRecord.body(record),
+        var elements = kind.elements(plan.store, docID: String(decoding: id, as: UTF8.self), body: body.buffer,
                                      context: indexContext, key: key)
         if !recheck.isEmpty {
             // The terms the range satisfies left the filter: hold them for these elements.

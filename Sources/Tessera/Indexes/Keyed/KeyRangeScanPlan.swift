@@ -37,7 +37,7 @@ struct KeyRangeScanPlan: IndexAccessPlan {
     var boundSources: [Int] { arraySources }
     var bindsBoundRows: Bool { covering && !arraySources.isEmpty }
 
-    func makeRowSource(slot: Int, docs: StorageTable, includeDeleted: Bool, parameters: [String: Value],
+    func makeRowSource(slot: Int, docs: DocumentTables, includeDeleted: Bool, parameters: [String: Value],
                        rowsWanted: Int?) throws -> RowSource {
         KeyRangeScan(slot: slot, plan: self, docs: docs, includeDeleted: includeDeleted)
     }

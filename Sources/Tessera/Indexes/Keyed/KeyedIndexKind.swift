@@ -120,17 +120,19 @@ extension KeyedIndexKind {
     }
 
     /// Every document's keys into one buffer, in the documents table's order.
-    private func allEntries(_ index: IndexStore, snapshot: Snapshot, docs: StorageTable, damagedID: Bool) throws -> KeyArena {
+    private func allEntries(_ index: IndexStore, snapshot: Snapshot, docs: DocumentTables, damagedID: Bool) throws -> KeyArena {
         var arena = KeyArena(reservingBytes: 1 << 20)
         var evaluation = KeyedEvaluation(index: index, snapshot: snapshot)
-        try snapshot.withCursor(docs) { c in
-            try c.forEach { k, v in
-                guard let h = DocumentRecord.header(v), !h.deleted else { return true }
+        let pieces = RecordBuffer()
+        try snapshot.withCursor(docs.records) { c in
+            try c.forEach { k, stored in
+                guard let h = DocumentRecord.header(stored), !h.deleted else { return true }
                 guard k.count <= IndexKey.maxDocIDBytes else {
                     // A damaged ID is reported by the document check.
                     if !damagedID { return true }
                     throw DatabaseError(.corrupt, "cannot index '\(index.collection)': a document ID of \(k.count) bytes is damaged")
                 }
+                let v = try docs.whole(stored, id: k, txn: snapshot, buffer: pieces)
                 appendEntries(index, docID: k, body: DocumentRecord.body(v), evaluation: &evaluation, into: &arena)
                 return true
             }
@@ -139,7 +141,7 @@ extension KeyedIndexKind {
     }
 
     /// Collects every entry, sorts them and appends them in key order.
-    func backfill(_ index: IndexStore, txn: WriteTransaction, docs: StorageTable) throws {
+    func backfill(_ index: IndexStore, txn: WriteTransaction, docs: DocumentTables) throws {
         let arena = try allEntries(index, snapshot: txn, docs: docs, damagedID: true)
         // allEntries reads the document table in ID order.
         for e in arena.sortedEntriesAppendedInIDOrder() {
@@ -149,7 +151,7 @@ extension KeyedIndexKind {
         }
     }
 
-    func check(_ index: IndexStore, snapshot: Snapshot, docs: StorageTable, entries count: inout Int) throws -> [String] {
+    func check(_ index: IndexStore, snapshot: Snapshot, docs: DocumentTables, entries count: inout Int) throws -> [String] {
         let arena = try allEntries(index, snapshot: snapshot, docs: docs, damagedID: false)
         let expected = arena.sortedEntries().map {
             KeyedEntry(key: arena.key($0.key), value: IndexKey.entryValue(occurrences: $0.occurrences, exact: $0.exact))

@@ -35,7 +35,7 @@ enum PrimaryKeyAccess {
         let covering = q.sources.count == 1 && !src.includeDeleted
             && planning.readsOnly { KeyedPlanning.rebase($0, from: src.index) == idExpr }
         guard !used.isEmpty || delivers || covering else { return [] }
-        let docs = try request.snapshot.count(request.docs)
+        let docs = try request.snapshot.count(request.docs.records)
         let points = equalities.first?.count
         var plan = PrimaryKeyScanPlan(points: equalities.first, range: range, descending: descending,
                                       describedPredicates: used.map(\.text).joined(separator: " AND "))
@@ -90,7 +90,7 @@ struct PrimaryKeyScanPlan: IndexAccessPlan {
     /// The scan's evaluators, compiled for the first execution and shared by the others.
     let evaluators = CompiledOnce<(points: [Compiled], lower: Evaluator?, upper: Evaluator?)>()
 
-    func makeRowSource(slot: Int, docs: StorageTable, includeDeleted: Bool, parameters: [String: Value],
+    func makeRowSource(slot: Int, docs: DocumentTables, includeDeleted: Bool, parameters: [String: Value],
                        rowsWanted: Int?) throws -> RowSource {
         PrimaryKeyScan(slot: slot, plan: self, docs: docs, includeDeleted: includeDeleted)
     }
@@ -106,6 +106,8 @@ final class PrimaryKeyScan: RowSource {
     let plan: PrimaryKeyScanPlan
     /// The table read: the documents, or the live IDs when the scan covers the query.
     let docs: StorageTable
+    /// The documents (with their records' second pieces).
+    let tables: DocumentTables
     let includeDeleted: Bool
     /// Rows are IDs only (`SourceSlot.bindCoveredID`): `docs` is the ID table.
     private let covering: Bool
@@ -210,10 +212,11 @@ final class PrimaryKeyScan: RowSource {
     @exclusivity(unchecked) private var empty = false
     @exclusivity(unchecked) private var started = false
 
-    init(slot: Int, plan: PrimaryKeyScanPlan, docs: StorageTable, includeDeleted: Bool) {
+    init(slot: Int, plan: PrimaryKeyScanPlan, docs: DocumentTables, includeDeleted: Bool) {
         self.plan = plan
         // A covering scan reads the table of live IDs, not the documents.
-        self.docs = plan.ids ?? docs
+        self.docs = plan.ids ?? docs.records
+        tables = docs
         covering = plan.ids != nil
         self.includeDeleted = includeDeleted
         (pointEvaluators, lowerEvaluator, upperEvaluator) = plan.evaluators.get {
@@ -296,9 +299,9 @@ final class PrimaryKeyScan: RowSource {
     }
 
     /// Binds the document the cursor is on (false for a tombstone that is not wanted).
-    private func bindCurrent(_ ctx: ExecContext, _ c: BorrowedCursor) -> Bool {
+    private func bindCurrent(_ ctx: ExecContext, _ c: BorrowedCursor) throws -> Bool {
         if covering { return bindID(ctx, c.key) }
-        return DocumentFetch.bind(ctx, slot: slot, id: c.key, record: c.value, includeDeleted: includeDeleted)
+        return try DocumentFetch.bind(ctx, slot: slot, id: c.key, record: c.value, tables: tables, includeDeleted: includeDeleted)
     }
 
     /// Binds a row of a covering scan: the ID alone (every ID in the table is live).
@@ -332,7 +335,7 @@ final class PrimaryKeyScan: RowSource {
                 keyPosition += 1
                 idOffset += id.count
                 if let c = moving {
-                    if try c.seekExact(id), bindCurrent(ctx, c) { return true }
+                    if try c.seekExact(id), try bindCurrent(ctx, c) { return true }
                     continue
                 }
                 // The slot keeps pointing at `id`: it lives until the next reset.
@@ -341,7 +344,7 @@ final class PrimaryKeyScan: RowSource {
                     continue
                 }
                 if let v = try ctx.txn.get(docs, key: id),
-                   DocumentFetch.bind(ctx, slot: slot, id: id, record: v, includeDeleted: includeDeleted) { return true }
+                   try DocumentFetch.bind(ctx, slot: slot, id: id, record: v, tables: tables, includeDeleted: includeDeleted) { return true }
             }
             return false
         }
@@ -383,7 +386,7 @@ final class PrimaryKeyScan: RowSource {
         }
         while ok {
             guard inside(c.key) else { return false }
-            if bindCurrent(ctx, c) { return true }
+            if try bindCurrent(ctx, c) { return true }
             ok = plan.descending ? try c.prev() : try c.next()
         }
         return false

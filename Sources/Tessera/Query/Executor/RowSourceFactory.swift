@@ -9,14 +9,14 @@ enum RowSourceFactory {
         switch sp.access {
         case .fullScan:
             guard let store = sp.store else { throw DatabaseError(.notFound, "collection of '\(sp.source.alias)' is gone") }
-            return CollectionScan(slot: slot, table: store.docs, includeDeleted: sp.source.includeDeleted)
+            return CollectionScan(slot: slot, tables: store.documents, includeDeleted: sp.source.includeDeleted)
         case .unnest(let path):
             return UnnestScan(slot: slot, array: ExpressionCompiler.compile(path))
         case .boundByIndex:
             return BoundRowScan(slot: slot)
         case .index(let plan):
             guard let store = sp.store else { throw DatabaseError(.notFound, "collection of '\(sp.source.alias)' is gone") }
-            return try plan.makeRowSource(slot: slot, docs: store.docs, includeDeleted: sp.source.includeDeleted,
+            return try plan.makeRowSource(slot: slot, docs: store.documents, includeDeleted: sp.source.includeDeleted,
                                           parameters: parameters, rowsWanted: rowsWanted)
         }
     }

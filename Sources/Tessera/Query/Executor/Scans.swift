@@ -1,21 +1,21 @@
 /// A full scan of a collection's documents in ID order (tombstones skipped unless asked for).
 final class CollectionScan: RowSource {
-    let table: StorageTable
+    let tables: DocumentTables
     let includeDeleted: Bool
     @exclusivity(unchecked) private var cursor: KeyCursor?
     /// `cursor`, moved per row without retaining it.
     @exclusivity(unchecked) private var moving: BorrowedCursor?
     @exclusivity(unchecked) private var started = false
 
-    init(slot: Int, table: StorageTable, includeDeleted: Bool) {
-        self.table = table
+    init(slot: Int, tables: DocumentTables, includeDeleted: Bool) {
+        self.tables = tables
         self.includeDeleted = includeDeleted
         super.init(slot: slot)
     }
 
     override func reset(_ ctx: ExecContext) throws {
         if cursor == nil {
-            let c = try ctx.txn.cursor(table)
+            let c = try ctx.txn.cursor(tables.records)
             cursor = c
             moving = c.borrowed
         }
@@ -30,7 +30,8 @@ final class CollectionScan: RowSource {
             started = true
             guard ok else { return false }
             cursor.prefetchValue()
-            if DocumentFetch.bind(ctx, slot: slot, id: cursor.key, record: cursor.value, includeDeleted: includeDeleted) { return true }
+            if try DocumentFetch.bind(ctx, slot: slot, id: cursor.key, record: cursor.value, tables: tables,
+                                      includeDeleted: includeDeleted) { return true }
         }
     }
 

@@ -10,7 +10,7 @@ struct MultiIndexOrPlan: IndexAccessPlan {
     var index: IndexStore? { nil }
     var boundSources: [Int] { [] }
 
-    func makeRowSource(slot: Int, docs: StorageTable, includeDeleted: Bool, parameters: [String: Value],
+    func makeRowSource(slot: Int, docs: DocumentTables, includeDeleted: Bool, parameters: [String: Value],
                        rowsWanted: Int?) throws -> RowSource {
         let children = try branches.map {
             try $0.makeRowSource(slot: slot, docs: docs, includeDeleted: includeDeleted, parameters: parameters, rowsWanted: nil)
@@ -70,12 +70,12 @@ extension Planner {
 /// finds it). A branch that covers its rows from an index is read back from the document.
 final class UnionScan: RowSource {
     private let children: [RowSource]
-    private let docs: StorageTable
+    private let docs: DocumentTables
     private let includeDeleted: Bool
     @exclusivity(unchecked) private var current = 0
     @exclusivity(unchecked) private var seen = Set<[UInt8]>()
 
-    init(slot: Int, children: [RowSource], docs: StorageTable, includeDeleted: Bool) {
+    init(slot: Int, children: [RowSource], docs: DocumentTables, includeDeleted: Bool) {
         self.children = children
         self.docs = docs
         self.includeDeleted = includeDeleted

@@ -151,7 +151,7 @@ struct Planner {
     func bestIndexAccess(for src: SourceInfo, store: CollectionStore, terms: [BoundExpr], query: AnalyzedQuery? = nil,
                          considered: inout [AccessCandidate]) throws -> AccessCandidate? {
         let request = AccessRequest(query: query ?? self.query, source: src, terms: terms, parameters: parameters, snapshot: txn,
-                                    docs: store.docs, ids: store.ids, meta: counters)
+                                    docs: store.documents, ids: store.ids, meta: counters)
         var best: AccessCandidate?
         for kind in IndexKinds.all {
             for index in store.indexes where type(of: index.kind) == kind {

@@ -64,7 +64,7 @@ struct UnusedIndexDiagnosis {
         if type(of: index.kind).answersMatch {
             return (.fullTextNeedsMatch, "a full-text index is used only by MATCH(\(name), …) in the WHERE clause")
         }
-        let request = AccessRequest(query: query, source: src, terms: plannedTerms(), parameters: [:], snapshot: txn, docs: store.docs, ids: store.ids, meta: meta)
+        let request = AccessRequest(query: query, source: src, terms: plannedTerms(), parameters: [:], snapshot: txn, docs: store.documents, ids: store.ids, meta: meta)
         let planning = KeyedPlanning(request: request)
         if let array = index.kind as? ArrayIndexKind {
             return diagnoseArray(index, array, planning)

@@ -1,0 +1,226 @@
+import Testing
+@testable import Tessera
+
+/// Issue 19 (file size): records too large for a leaf page are stored in two pieces, the
+/// head in the document table and the rest in the collection's `tail:` table
+/// (`RecordPieces.swift`), instead of on overflow pages of their own.
+@Suite("Records in two pieces")
+struct RecordPiecesTests {
+    /// A body of about `bytes` bytes of JSON.
+    static func body(_ i: Int, bytes: Int) -> [String: Value] {
+        let words = ["amber", "birch", "cedar", "dune", "elm", "fern", "grove", "heath"]
+        var text = ""
+        var k = i
+        while text.utf8.count < bytes {
+            text += words[k % words.count] + " "
+            k = (k &* 31 &+ 7) & 0xFF_FFFF
+        }
+        return ["n": .int(Int64(i)), "city": .string(["Oslo", "Rome", "Bern"][i % 3]), "text": .string(text),
+                "tags": .array([.string(words[i % 8]), .string(words[(i + 3) % 8])])]
+    }
+
+    static func store(_ c: Tessera.Collection) throws -> CollectionStore { try c.currentStore() }
+
+    /// Entries of the collection's tail table.
+    static func tails(_ db: Database, _ c: Tessera.Collection) throws -> Int {
+        let s = try store(c)
+        return try db.read { try $0.count(s.tails) }
+    }
+
+    /// The stored size of document `id`'s head (its value in the document table).
+    static func headSize(_ db: Database, _ c: Tessera.Collection, _ id: String) throws -> Int? {
+        let s = try store(c)
+        return try db.read { try $0.get(s.docs, key: id)?.count }
+    }
+
+    @Test("Documents over half a page come back whole, from every way of reading them")
+    func largeDocumentsRoundTrip() throws {
+        let db = try Database.temporary()
+        defer { try? db.close() }
+        let c = try db.createCollection(name: "c")
+        let sizes = [300, 1_900, 2_100, 2_600, 3_900, 4_300, 9_000, 40_000]
+        for (i, n) in sizes.enumerated() { try c.save(id: "d\(i)", properties: Self.body(i, bytes: n)) }
+        // 2,038-byte nodes on 4 KB pages: the records of 2.1 KB and more are split.
+        #expect(try Self.tails(db, c) == 6)
+        for (i, n) in sizes.enumerated() {
+            let head = try #require(try Self.headSize(db, c, "d\(i)"))
+            #expect(head <= 2_038 - 8 - 2, "d\(i) (\(n) bytes of text) has a head of \(head) bytes")
+            #expect(try c.document(id: "d\(i)")?.properties == Self.body(i, bytes: n))
+        }
+        var seen = 0
+        try c.forEachDocument { doc in
+            #expect(doc.properties == Self.body(Int(doc.int(forKey: "n")), bytes: sizes[Int(doc.int(forKey: "n"))]))
+            seen += 1
+            return true
+        }
+        #expect(seen == sizes.count)
+        // A full scan, a lookup by ID, an index scan and a full-text match bind whole bodies.
+        let all = try db.createQuery("SELECT * FROM c ORDER BY n").execute().allResults()
+        #expect(all.map(\.object) == sizes.indices.map { .object(["c": .object(Self.body($0, bytes: sizes[$0]))]) })
+        try c.createIndex(withName: "byCity", config: ValueIndexConfiguration(["city"]))
+        try c.createIndex(withName: "byTag", config: ArrayIndexConfiguration(path: "tags"))
+        try c.createIndex(withName: "ft", config: FullTextIndexConfiguration(["text"], language: ""))
+        let lengths = try db.createQuery("SELECT meta().id AS id, length(text) AS l FROM c WHERE city = 'Rome' ORDER BY meta().id")
+            .execute().allResults().map { [$0.string(forKey: "id") ?? "", String($0.int(forKey: "l"))] }
+        #expect(lengths == [1, 4, 7].map { ["d\($0)", String(Self.body($0, bytes: sizes[$0])["text"]!.stringValue!.count)] })
+        let byID = try db.createQuery("SELECT n, text FROM c WHERE meta().id = 'd6'").execute().allResults()
+        #expect(byID.first?.string(forKey: "text") == Self.body(6, bytes: 9_000)["text"]?.stringValue)
+        let tagged = try db.createQuery("SELECT meta().id AS id, length(text) AS l FROM c UNNEST tags AS t WHERE t = 'amber' ORDER BY meta().id")
+            .execute().allResults()
+        #expect(!tagged.isEmpty && tagged.allSatisfy { $0.int(forKey: "l") > 0 })
+        let matched = try db.createQuery("SELECT meta().id AS id FROM c WHERE match(ft, 'heath')").execute().allResults()
+        let containing = try db.createQuery("SELECT meta().id AS id FROM c WHERE contains(text, 'heath')").execute().allResults()
+        #expect(matched.count == containing.count && matched.count >= 2)
+        #expect(try db.performMaintenance(.integrityCheck).isOK)
+    }
+
+    @Test("Saves, deletes and purges move the second piece with the record")
+    func updatesMoveTheTail() throws {
+        let db = try Database.temporary()
+        defer { try? db.close() }
+        let c = try db.createCollection(name: "c")
+        try c.createIndex(withName: "byCity", config: ValueIndexConfiguration(["city"]))
+        func step(_ id: String, _ bytes: Int?, tails: Int) throws {
+            if let bytes {
+                try c.save(id: id, properties: Self.body(bytes, bytes: bytes))
+                #expect(try c.document(id: id)?.properties == Self.body(bytes, bytes: bytes))
+            }
+            #expect(try Self.tails(db, c) == tails, "after \(id) → \(bytes.map(String.init) ?? "-")")
+            let report = try db.performMaintenance(.integrityCheck)
+            #expect(report.isOK, "\(report)")
+        }
+        try step("a", 500, tails: 0)         // one piece
+        try step("a", 3_000, tails: 1)       // grows: a tail
+        try step("a", 6_000, tails: 1)       // grows beyond two leaf entries: the tail replaced
+        try step("a", 2_500, tails: 1)
+        try step("a", 200, tails: 0)         // shrinks: the tail goes
+        try step("a", 3_500, tails: 1)
+        try c.delete(id: "a")                // a tombstone has no body to split
+        try step("a", nil, tails: 0)
+        #expect(try c.document(id: "a") == nil)
+        try step("a", 2_700, tails: 1)       // saved again over the tombstone
+        try step("b", 2_200, tails: 2)
+        try c.purge(id: "a")
+        try step("a", nil, tails: 1)
+        #expect(try c.document(id: "a") == nil)
+        // The index followed every version.
+        let cities = try db.createQuery("SELECT meta().id AS id, city FROM c WHERE city IS VALUED").execute().allResults()
+        #expect(cities.map { $0.string(forKey: "id") } == ["b"])
+    }
+
+    @Test("A batch with IDs out of order reads its own split records and writes them sorted", arguments: [false, true])
+    func unorderedBatches(shuffled: Bool) throws {
+        let db = try Database.temporary()
+        defer { try? db.close() }
+        let c = try db.createCollection(name: "c")
+        try c.save(id: "m-0500", properties: Self.body(1, bytes: 2_400))
+        var ids = (0..<600).map { "m-" + String(1_000 + $0) }
+        ids += (0..<100).map { "a-" + String(1_000 + $0) } // below the stored ID
+        var rng = SplitMix64(seed: 19)
+        if shuffled { ids.shuffle(using: &rng) }
+        try db.inBatch {
+            for (i, id) in ids.enumerated() {
+                try c.save(id: id, properties: Self.body(i, bytes: 1_000 + i * 7 % 4_000))
+                if i % 97 == 0 {
+                    // Reads inside the batch see the held-back pieces.
+                    #expect(try c.document(id: id)?.properties == Self.body(i, bytes: 1_000 + i * 7 % 4_000))
+                    let n = try db.createQuery("SELECT count(*) AS k FROM c WHERE length(text) > 0").execute().allResults().first
+                    #expect(n?.int(forKey: "k") == i + 2)
+                }
+            }
+            // An update of an earlier save of this batch, shrinking it.
+            try c.save(id: ids[3], properties: Self.body(3, bytes: 100))
+        }
+        for (i, id) in ids.enumerated() {
+            let bytes = i == 3 ? 100 : 1_000 + i * 7 % 4_000
+            #expect(try c.document(id: id)?.properties == Self.body(i, bytes: bytes), "\(id)")
+        }
+        let expectedTails = 1 + ids.indices.filter { i in
+            i != 3 && (try? Self.headSize(db, c, ids[i])).flatMap { $0 } != nil && 1_000 + i * 7 % 4_000 > 1_900
+        }.count
+        let stored = try Self.tails(db, c)
+        // Records of over ~1.95 KB are split (the exact limit depends on the ID's length).
+        #expect(abs(stored - expectedTails) <= 20, "\(stored) tails, about \(expectedTails) expected")
+        let report = try db.performMaintenance(.integrityCheck)
+        #expect(report.isOK, "\(report)")
+        #expect(try c.documentIDs() == (ids + ["m-0500"]).sorted())
+    }
+
+    @Test("Pages hold split records instead of half-empty overflow pages")
+    func splitRecordsPack() throws {
+        let db = try Database.temporary()
+        defer { try? db.close() }
+        let c = try db.createCollection(name: "c")
+        // 1,000 documents of 2.1–3.5 KB: on overflow pages each would take a whole 4 KB page
+        // beside its leaf entry.
+        try db.inBatch {
+            for i in 0..<1_000 { try c.save(id: "doc-" + String(10_000 + i), properties: Self.body(i, bytes: 2_100 + i * 13 % 1_400)) }
+        }
+        let s = try Self.store(c)
+        let (docs, tails, payload) = try db.read { txn -> (Int, Int, Int) in
+            var payload = 0
+            for t in [s.docs, s.tails] {
+                try txn.withCursor(t) { cur in
+                    var ok = try cur.first()
+                    while ok { payload += cur.key.count + cur.value.count; ok = try cur.next() }
+                }
+            }
+            return (try txn.byteSize(s.docs), try txn.byteSize(s.tails), payload)
+        }
+        // On overflow pages: at least 4,096,000 bytes (a page per document, and leaf pages).
+        #expect(docs + tails < 1_000 * 4_096 * 9 / 10, "\(docs + tails) bytes of pages")
+        #expect(Double(payload) / Double(docs + tails) > 0.75, "\(payload) bytes of entries in \(docs + tails) bytes of pages")
+    }
+
+    @Test("Rows kept beyond their own keep their assembled bodies", arguments: [nil, 64] as [Int?])
+    func keptRows(limit: Int?) throws {
+        var config = DatabaseConfiguration()
+        config.largestInlineRecord = limit
+        let split = try Database.temporary(configuration: config)
+        let plain = try Database.temporary()
+        defer { try? split.close(); try? plain.close() }
+        for db in [split, plain] {
+            let c = try db.createCollection(name: "c")
+            for i in 0..<60 {
+                // Names of 320 bytes sharing their first 300: index keys are truncated, so an
+                // ordered index scan reads and sorts whole groups of documents.
+                var doc = Self.body(i, bytes: 200 + i * 97 % 3_000)
+                doc["name"] = .string(String(repeating: "n", count: 300) + String(format: "%020d", (i * 37) % 60))
+                try c.save(id: "k\(i)", properties: doc)
+            }
+            try c.createIndex(withName: "byName", config: ValueIndexConfiguration(["name"]))
+        }
+        for sql in ["SELECT city, n, length(text) AS l, count(*) AS k FROM c GROUP BY city ORDER BY city",
+                    "SELECT n, length(text) AS l FROM c WHERE name > 'a' ORDER BY name LIMIT 40",
+                    "SELECT n, text FROM c WHERE name > 'a' ORDER BY name DESC"] {
+            let a = try split.createQuery(sql).execute().allResults().map(\.object)
+            let b = try plain.createQuery(sql).execute().allResults().map(\.object)
+            #expect(a == b, "\(sql)")
+            #expect(!a.isEmpty)
+        }
+    }
+
+    @Test("A missing or stray second piece is damage the integrity check names")
+    func damagedPieces() throws {
+        let db = try Database.temporary()
+        defer { try? db.close() }
+        let c = try db.createCollection(name: "c")
+        try c.save(id: "big", properties: Self.body(1, bytes: 3_000))
+        try c.save(id: "small", properties: Self.body(2, bytes: 100))
+        let s = try Self.store(c)
+        try db.write { ctx in
+            _ = try ctx.txn.delete(s.tails, key: Array("big".utf8))
+            _ = try ctx.txn.put(s.tails, key: Array("small".utf8), value: [1, 2, 3])
+        }
+        let report = try db.performMaintenance(.integrityCheck)
+        #expect(report.problems.contains { $0.contains("'big' misses the second piece") }, "\(report)")
+        #expect(report.problems.contains { $0.contains("under 'small' belongs to no document") }, "\(report)")
+        #expect(throws: DatabaseError.self) { _ = try c.document(id: "big") }
+        do {
+            _ = try c.document(id: "big")
+        } catch let e as DatabaseError {
+            #expect(e.code == .corrupt && e.message.contains("'big'"), "\(e)")
+        }
+        #expect(throws: DatabaseError.self) { _ = try db.createQuery("SELECT text FROM c").execute().allResults() }
+    }
+}
