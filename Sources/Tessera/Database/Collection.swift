@@ -272,14 +272,10 @@ public final class Collection: @unchecked Sendable, CustomStringConvertible {
     public func forEachDocument(_ body: (Document) throws -> Bool) throws {
         let store = try currentStore()
         try database.read { txn in
-            try txn.withCursor(store.docs) { cursor in
-                let pieces = RecordBuffer()
-                try cursor.forEach { k, v in
-                    guard let h = DocumentRecord.header(v), !h.deleted else { return true }
-                    let whole = try RecordAssembly.whole(v, id: k, tails: store.tails, txn: txn, buffer: pieces)
-                    let doc = Document(id: String(decoding: k, as: UTF8.self), storedBody: Array(DocumentRecord.body(whole)), header: h)
-                    return try body(doc)
-                }
+            try store.documents.forEach(txn) { k, v in
+                guard let h = DocumentRecord.header(v), !h.deleted else { return true }
+                let doc = Document(id: String(decoding: k, as: UTF8.self), storedBody: Array(DocumentRecord.body(v)), header: h)
+                return try body(doc)
             }
         }
     }

@@ -230,6 +230,19 @@ package struct BinaryValue {
         }
     }
 
+    /// True for a scalar (null, boolean, number, string) whose whole encoding is inside the
+    /// buffer; false for arrays, objects and anything cut off or invalid.
+    var isWholeScalar: Bool {
+        guard let t = tag else { return false }
+        switch t {
+        case 0x00, 0x01, 0x02, 0x20...0x3F: return true
+        case 0x08...0x0F: return offset &+ Int(t & 7) &+ 1 < buffer.count
+        case 0x03, 0x04: return double != nil
+        case 0x40...0x5F: return stringRange != nil
+        default: return false
+        }
+    }
+
     /// The byte range of the string's UTF-8, or nil.
     @inline(__always)
     var stringRange: Range<Int>? {

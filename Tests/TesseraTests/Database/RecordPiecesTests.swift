@@ -200,6 +200,48 @@ struct RecordPiecesTests {
         }
     }
 
+    @Test("A query reads from a head alone only values that are whole in it", arguments: [40, 64, 90, 130, 200, 400])
+    func headsAlone(limit: Int) throws {
+        var config = DatabaseConfiguration()
+        config.largestInlineRecord = limit
+        let split = try Database.temporary(configuration: config)
+        let plain = try Database.temporary()
+        defer { try? split.close(); try? plain.close() }
+        for db in [split, plain] {
+            let c = try db.createCollection(name: "c")
+            var r = SplitMix64(seed: UInt64(limit)) // the same documents in both
+            for i in 0..<80 {
+                // Values of every kind and length, in changing order, so that the head ends
+                // inside strings, numbers, arrays, objects, keys and offset tables.
+                var d: [String: Value] = [:]
+                for k in 0..<(2 + r.int(8)) {
+                    let key = ["a", "bb", "city", "n", "zz", "tags", "o", "s\(k)"][r.int(8)]
+                    switch r.int(7) {
+                    case 0: d[key] = .int(Int64(r.int(1_000_000)) - 500_000)
+                    case 1: d[key] = .double(Double(r.int(10_000)) / 7)
+                    case 2: d[key] = .string(String(repeating: "é", count: r.int(60)) + "x\(i)")
+                    case 3: d[key] = .array((0..<r.int(6)).map { .int(Int64($0 * i)) })
+                    case 4: d[key] = .object(["p": .string("v\(i)"), "q": .array([.bool(true), .null])])
+                    case 5: d[key] = r.chance(0.5) ? .null : .bool(r.chance(0.5))
+                    default: d[key] = .string(["Oslo", "Rome", "Bern"][r.int(3)])
+                    }
+                }
+                try c.save(id: "d\(i)", properties: d)
+            }
+        }
+        for sql in ["SELECT meta().id AS id, a, bb, city, n, zz, tags, o, s0, s3, s7 FROM c ORDER BY meta().id",
+                    "SELECT meta().id AS id FROM c WHERE city = 'Rome' OR n > 0 OR a = 'x1' ORDER BY meta().id",
+                    "SELECT city, count(*) AS k, max(n) AS m FROM c GROUP BY city ORDER BY city",
+                    "SELECT meta().id AS id, t FROM c UNNEST tags AS t WHERE t > 10 ORDER BY meta().id, t",
+                    "SELECT o.p AS p, length(zz) AS l, bb IS MISSING AS gone FROM c ORDER BY meta().id",
+                    "SELECT c.* FROM c WHERE s7 IS VALUED ORDER BY meta().id"] {
+            let a = try split.createQuery(sql).execute().allResults().map(\.object)
+            let b = try plain.createQuery(sql).execute().allResults().map(\.object)
+            #expect(a == b, "limit \(limit): \(sql)")
+        }
+        #expect(try split.performMaintenance(.integrityCheck).isOK)
+    }
+
     @Test("A missing or stray second piece is damage the integrity check names")
     func damagedPieces() throws {
         let db = try Database.temporary()

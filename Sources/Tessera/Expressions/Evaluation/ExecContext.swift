@@ -8,8 +8,13 @@ struct SourceSlot {
     var id: UnsafeRawBufferPointer = UnsafeRawBufferPointer(start: nil, count: 0)
     /// The document header.
     var record: DocumentRecord?
-    /// The document body, read in place.
+    /// The document body, read in place. For a document stored in two pieces it may be the
+    /// head alone (`partial`): read it with `slotValue`/`slotBinary`, which complete it.
     var body: BinaryValue?
+    /// True while `body` is only the head of a record in two pieces (`head`).
+    var partial = false
+    /// The stored head of the record, while `partial`.
+    var head = UnsafeRawBufferPointer(start: nil, count: 0)
     /// The current UNNEST element.
     var element: Value = .missing
     /// The full-text relevance of the current document (when a MATCH drives this source).
@@ -78,7 +83,8 @@ struct SourceSlot {
         return String(decoding: p.pointee.id, as: UTF8.self)
     }
 
-    /// The whole value of the source: the body (decoded) or the element.
+    /// The whole value of the source: the body (decoded) or the element (complete a partial
+    /// body first, `ExecContext.completeBody`).
     var wholeValue: Value {
         switch state {
         case .absent: return .missing
@@ -166,10 +172,11 @@ struct CompiledPath {
 /// A path inside the value of the slot at `s`, reading fields through the pointer (calling
 /// a method on `s.pointee` would copy the whole slot, retaining its fields, for every row).
 @inline(__always)
-func slotValue(_ s: UnsafeMutablePointer<SourceSlot>, _ path: CompiledPath) -> Value {
+func slotValue(_ ctx: ExecContext, _ s: UnsafeMutablePointer<SourceSlot>, _ path: CompiledPath) -> Value {
     switch s.pointee.state {
     case .absent: return .missing
     case .document:
+        if s.pointee.partial { return partialSlotValue(ctx, s, path) }
         guard let body = s.pointee.body else { return .missing }
         return path.lookup(in: body)?.toValue() ?? .missing
     case .element: return s.pointee.element.value(at: path.components)
@@ -184,9 +191,10 @@ func slotValue(_ s: UnsafeMutablePointer<SourceSlot>, _ path: CompiledPath) -> V
 /// copied out of LMDB still encoded (decoded when the column is read), anything else is
 /// the value itself. Reads fields through the pointer (see `slotValue`).
 @inline(__always)
-func slotCell(_ s: UnsafeMutablePointer<SourceSlot>) -> ResultCell {
+func slotCell(_ ctx: ExecContext, _ s: UnsafeMutablePointer<SourceSlot>) -> ResultCell {
     switch s.pointee.state {
     case .document:
+        if s.pointee.partial { ctx.completeBody(s) }
         guard let body = s.pointee.body else { return .value(.missing) }
         return ResultCell(copying: body)
     case .absent, .element, .covered:
@@ -197,9 +205,27 @@ func slotCell(_ s: UnsafeMutablePointer<SourceSlot>) -> ResultCell {
 /// The binary value at a path of the document bound at `s` (nil when absent); call only
 /// when the slot holds a document.
 @inline(__always)
-func slotBinary(_ s: UnsafeMutablePointer<SourceSlot>, _ path: CompiledPath) -> BinaryValue? {
+func slotBinary(_ ctx: ExecContext, _ s: UnsafeMutablePointer<SourceSlot>, _ path: CompiledPath) -> BinaryValue? {
+    if s.pointee.partial {
+        // A scalar found whole in the head is the value; anything else (absent, cut off, an
+        // array or object that callers walk, a head too short for the root's table) is read
+        // again from the whole record.
+        if let body = s.pointee.body, let v = path.lookup(in: body), v.isWholeScalar { return v }
+        ctx.completeBody(s)
+    }
     guard let body = s.pointee.body else { return nil }
     return path.lookup(in: body)
+}
+
+/// `slotValue` for a slot bound to the head of a record in two pieces.
+@inline(never)
+func partialSlotValue(_ ctx: ExecContext, _ s: UnsafeMutablePointer<SourceSlot>, _ path: CompiledPath) -> Value {
+    // A value that decodes whole from the head is the value: every read was inside the
+    // head, which holds the record's first bytes. Absent or cut off: the whole record.
+    if let body = s.pointee.body, let v = path.lookup(in: body)?.decode() { return v }
+    ctx.completeBody(s)
+    guard let body = s.pointee.body else { return .missing }
+    return path.lookup(in: body)?.toValue() ?? .missing
 }
 
 /// Per-execution state shared by all compiled expressions of a query.
@@ -315,6 +341,7 @@ final class ExecContext {
                 s.pointee.id = UnsafeRawBufferPointer(start: nil, count: 0)
                 s.pointee.record = nil
                 s.pointee.body = nil
+                s.pointee.partial = false
                 s.pointee.rank = 0
                 s.pointee.matched = false
                 s.pointee.coveredGeneration = 0
@@ -363,6 +390,51 @@ final class ExecContext {
         let whole = try RecordAssembly.whole(stored, id: id, tails: tables.tails, txn: txn, buffer: buffer)
         pieceBufferBound[slot] = true
         return whole
+    }
+
+    /// Per slot, the document tables of the collection it reads (set when a split record is
+    /// bound to it; a slot always reads the same collection).
+    @exclusivity(unchecked) private var slotTables: [DocumentTables?] = []
+
+    /// Binds the slot at `s` to the head of a record in two pieces, whose tail is read when
+    /// an expression needs it (`completeBody`).
+    @inline(never)
+    func bindHead(_ s: UnsafeMutablePointer<SourceSlot>, stored: UnsafeRawBufferPointer, tables: DocumentTables) {
+        let slot = s - slots
+        if slotTables.count <= slot { slotTables += Array(repeating: nil, count: slot + 1 - slotTables.count) }
+        if slotTables[slot] == nil { slotTables[slot] = tables }
+        s.pointee.partial = true
+        s.pointee.head = stored
+        s.pointee.body = BinaryValue.root(DocumentRecord.body(stored))
+    }
+
+    /// Replaces the head bound to the slot at `s` by the whole record (assembled in the
+    /// slot's buffer); a missing tail is raised (`raise`) and leaves no body.
+    @inline(never)
+    func completeBody(_ s: UnsafeMutablePointer<SourceSlot>) {
+        guard s.pointee.partial else { return }
+        let slot = s - slots
+        s.pointee.partial = false
+        guard slot < slotTables.count, let tables = slotTables[slot] else {
+            s.pointee.body = nil
+            raise(DatabaseError(.corrupt, "a document bound to a query source has lost its collection's tables"))
+            return
+        }
+        do {
+            let whole = try wholeRecord(s.pointee.head, id: s.pointee.id, tables: tables, slot: slot)
+            s.pointee.body = BinaryValue.root(DocumentRecord.body(whole))
+        } catch {
+            s.pointee.body = nil
+            raise(error)
+        }
+    }
+
+    /// Completes `slot`'s body (`completeBody`); false, with the error raised, if it cannot.
+    @inline(__always)
+    func completedBody(_ slot: Int) -> Bool {
+        let s = slots + slot
+        if s.pointee.partial { completeBody(s) }
+        return deferredError == nil
     }
 
     /// Keeps the body bound to `slot` valid until the execution ends, when it was assembled

@@ -12,9 +12,15 @@ enum ExpressionCompiler {
             return { ctx in ctx.parameters[name] ?? .missing }
 
         case .sourcePath(let slot, let path):
-            if path.isEmpty { return { ctx in ctx.slots[slot].wholeValue } }
+            if path.isEmpty {
+                return { ctx in
+                    let s = ctx.slots + slot
+                    if s.pointee.partial { ctx.completeBody(s) }
+                    return s.pointee.wholeValue
+                }
+            }
             let compiled = CompiledPath(path)
-            return { ctx in slotValue(ctx.slots + slot, compiled) }
+            return { ctx in slotValue(ctx, ctx.slots + slot, compiled) }
 
         case .variablePath(let slot, let path):
             if path.isEmpty { return { ctx in ctx.variables[slot] } }
@@ -279,8 +285,8 @@ enum ExpressionCompiler {
             let negate = op == .notEqual
             return { ctx in
                 let s = ctx.slots + slot
-                guard s.pointee.state == .document else { return generic(slotValue(s, cp)) }
-                guard let bv = slotBinary(s, cp) else { return .missing }
+                guard s.pointee.state == .document else { return generic(slotValue(ctx, s, cp)) }
+                guard let bv = slotBinary(ctx, s, cp) else { return .missing }
                 if bv.kind == .string {
                     let same = bv.withUTF8 { $0.elementsEqual(bytes) } ?? false
                     return .bool(same != negate)
@@ -290,12 +296,12 @@ enum ExpressionCompiler {
         case .int, .double:
             return { ctx in
                 let s = ctx.slots + slot
-                guard s.pointee.state == .document else { return generic(slotValue(s, cp)) }
-                guard let bv = slotBinary(s, cp) else { return .missing }
+                guard s.pointee.state == .document else { return generic(slotValue(ctx, s, cp)) }
+                guard let bv = slotBinary(ctx, s, cp) else { return .missing }
                 return generic(bv.number ?? bv.toValue())
             }
         default:
-            return { ctx in generic(slotValue(ctx.slots + slot, cp)) }
+            return { ctx in generic(slotValue(ctx, ctx.slots + slot, cp)) }
         }
     }
 

@@ -82,25 +82,30 @@ enum DocumentFetch {
     @inline(__always)
     static func bind(_ ctx: ExecContext, slot: Int, table: DocumentTables, id: UnsafeRawBufferPointer, includeDeleted: Bool) throws -> Bool {
         guard let v = try ctx.txn.get(table.records, key: id) else { return false }
-        return try bind(ctx, slot: slot, id: id, record: v, tables: table, includeDeleted: includeDeleted)
+        return bind(ctx, slot: slot, id: id, record: v, tables: table, includeDeleted: includeDeleted)
     }
 
-    /// Binds `slot` to the stored record `stored` of document `id` (both in LMDB memory; a
-    /// record in two pieces is assembled in the slot's buffer, `ExecContext.wholeRecord`);
-    /// false if the header is damaged, or a tombstone that is not wanted.
+    /// Binds `slot` to the stored record `stored` of document `id` (both in LMDB memory; of a
+    /// record in two pieces, the head, `ExecContext.bindHead`); false if the header is
+    /// damaged, or a tombstone that is not wanted.
     @inline(__always)
     static func bind(_ ctx: ExecContext, slot: Int, id: UnsafeRawBufferPointer, record stored: UnsafeRawBufferPointer,
-                     tables: DocumentTables, includeDeleted: Bool) throws -> Bool {
+                     tables: DocumentTables, includeDeleted: Bool) -> Bool {
         if let counters = ctx.readCounters { counters.documents &+= 1 }
         guard let header = DocumentRecord.header(stored), !header.deleted || includeDeleted else { return false }
-        let v = try ctx.wholeRecord(stored, id: id, tables: tables, slot: slot)
         // Set the fields in place: building a new SourceSlot would retain and release its
         // reference-counted fields for every document.
         let s = ctx.slots + slot
         s.pointee.state = .document
         s.pointee.id = id
         s.pointee.record = header
-        s.pointee.body = BinaryValue.root(DocumentRecord.body(v))
+        if DocumentRecord.isContinued(stored) {
+            // The head alone until an expression needs more (`ExecContext.completeBody`).
+            ctx.bindHead(s, stored: stored, tables: tables)
+        } else {
+            s.pointee.partial = false
+            s.pointee.body = BinaryValue.root(DocumentRecord.body(stored))
+        }
         return true
     }
 }

@@ -261,24 +261,20 @@ final class FullTextIndexKind: IndexKind, @unchecked Sendable {
         var ids: [[UInt8]] = []
         var tokenCounts: [Int] = []
         let context = ExecContext(sourceCount: 1, variableCount: store.variableCount, aggregateCount: 0, parameters: [:], txn: txn)
-        let pieces = RecordBuffer()
-        try txn.withCursor(docs.records) { c in
-            try c.forEach { k, stored in
-                guard let h = DocumentRecord.header(stored), !h.deleted else { return true }
-                let v = try docs.whole(stored, id: k, txn: txn, buffer: pieces)
-                guard let columns = columns(store, body: DocumentRecord.body(v), txn: txn, context: context) else { return true }
-                let number = UInt32(ids.count)
-                ids.append(Array(k))
-                let tokens = forEachInternedEntry(columns) { key, tokenCount, id, term, value, frequency in
-                    pending.addInterned(key: key, termID: id, term: term, document: number, tokenCount: tokenCount,
-                                            positions: value, frequency: frequency)
-                }
-                tokenCounts.append(tokens)
-                pending.state.statistics.documentCount += 1
-                pending.state.statistics.totalTokens += tokens
-                if pending.isLarge(limit: FullTextPendingChanges.backfillLimit) { try pending.flush(txn: txn, writeState: false, segment: false) }
-                return true
+        try docs.forEach(txn) { k, v in
+            guard let h = DocumentRecord.header(v), !h.deleted else { return true }
+            guard let columns = columns(store, body: DocumentRecord.body(v), txn: txn, context: context) else { return true }
+            let number = UInt32(ids.count)
+            ids.append(Array(k))
+            let tokens = forEachInternedEntry(columns) { key, tokenCount, id, term, value, frequency in
+                pending.addInterned(key: key, termID: id, term: term, document: number, tokenCount: tokenCount,
+                                        positions: value, frequency: frequency)
             }
+            tokenCounts.append(tokens)
+            pending.state.statistics.documentCount += 1
+            pending.state.statistics.totalTokens += tokens
+            if pending.isLarge(limit: FullTextPendingChanges.backfillLimit) { try pending.flush(txn: txn, writeState: false, segment: false) }
+            return true
         }
         pending.state.nextDocument = UInt32(ids.count)
         // Numbering first (0x01…, then 0x02…, in key order), the corpus key 0xFF last.
@@ -365,28 +361,24 @@ final class FullTextIndexKind: IndexKind, @unchecked Sendable {
         // Expected postings, recomputed from the documents.
         let expected = FullTextPendingChanges(store: store, state: state)
         var corpus = FullTextCorpusStatistics(documentCount: 0, totalTokens: 0)
-        let pieces = RecordBuffer()
-        try txn.withCursor(docs.records) { c in
-            try c.forEach { k, stored in
-                guard let h = DocumentRecord.header(stored), !h.deleted else { return true }
-                let v = try docs.whole(stored, id: k, txn: txn, buffer: pieces)
-                let id = Array(k)
-                guard let t = terms(store: store, body: DocumentRecord.body(v), txn: txn) else {
-                    if numberOf[id] != nil { report("document '\(String(decoding: id, as: UTF8.self))' is outside the index but numbered") }
-                    return true
-                }
-                corpus.documentCount += 1
-                corpus.totalTokens += t.tokens
-                if let stored = tokensOf[id], stored != t.tokens {
-                    report("document '\(String(decoding: id, as: UTF8.self))' is stored with \(stored) tokens, its text has \(t.tokens)")
-                }
-                guard let n = numberOf.removeValue(forKey: id) else {
-                    report("document '\(String(decoding: id, as: UTF8.self))' has no number")
-                    return true
-                }
-                for i in 0..<t.count { expected.add(term: t.term(i), document: n, body: t.body(i)) }
+        try docs.forEach(txn) { k, v in
+            guard let h = DocumentRecord.header(v), !h.deleted else { return true }
+            let id = Array(k)
+            guard let t = terms(store: store, body: DocumentRecord.body(v), txn: txn) else {
+                if numberOf[id] != nil { report("document '\(String(decoding: id, as: UTF8.self))' is outside the index but numbered") }
                 return true
             }
+            corpus.documentCount += 1
+            corpus.totalTokens += t.tokens
+            if let stored = tokensOf[id], stored != t.tokens {
+                report("document '\(String(decoding: id, as: UTF8.self))' is stored with \(stored) tokens, its text has \(t.tokens)")
+            }
+            guard let n = numberOf.removeValue(forKey: id) else {
+                report("document '\(String(decoding: id, as: UTF8.self))' has no number")
+                return true
+            }
+            for i in 0..<t.count { expected.add(term: t.term(i), document: n, body: t.body(i)) }
+            return true
         }
         for id in numberOf.keys.prefix(20) { report("stale number for document '\(String(decoding: id, as: UTF8.self))'") }
         if state.statistics != corpus {

@@ -314,7 +314,7 @@ final class KeyRangeScan: RowSource {
                 if seen.insert(Array(id)).inserted,
                    try DocumentFetch.bind(ctx, slot: slot, table: docs, id: id, includeDeleted: includeDeleted),
                    m == .inside || recheck.allSatisfy({ Semantics.truth($0(ctx)) == .true }),
-                   let body = ctx.slots[slot].body {
+                   ctx.completedBody(slot), let body = ctx.slots[slot].body {
                     // The member's slot is held until the group is emitted.
                     ctx.keepAssembledBody(slot)
                     members.append((plan.store.expressionValues(body: body, txn: ctx.txn), Array(id), ctx.slots[slot]))
@@ -575,7 +575,7 @@ final class KeyRangeScan: RowSource {
         elementGeneration = 0
         guard let kind = plan.store.kind as? any ElementIndexKind,
               try DocumentFetch.bind(ctx, slot: slot, table: docs, id: id, includeDeleted: includeDeleted),
-              let body = ctx.slots[slot].body else { return false }
+              ctx.completedBody(slot), let body = ctx.slots[slot].body else { return false }
         let indexContext = self.indexContext ?? plan.store.makeContext(ctx.txn)
         self.indexContext = indexContext
         var elements = kind.elements(plan.store, docID: String(decoding: id, as: UTF8.self), body: body.buffer,

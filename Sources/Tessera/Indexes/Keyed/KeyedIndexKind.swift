@@ -123,19 +123,15 @@ extension KeyedIndexKind {
     private func allEntries(_ index: IndexStore, snapshot: Snapshot, docs: DocumentTables, damagedID: Bool) throws -> KeyArena {
         var arena = KeyArena(reservingBytes: 1 << 20)
         var evaluation = KeyedEvaluation(index: index, snapshot: snapshot)
-        let pieces = RecordBuffer()
-        try snapshot.withCursor(docs.records) { c in
-            try c.forEach { k, stored in
-                guard let h = DocumentRecord.header(stored), !h.deleted else { return true }
-                guard k.count <= IndexKey.maxDocIDBytes else {
-                    // A damaged ID is reported by the document check.
-                    if !damagedID { return true }
-                    throw DatabaseError(.corrupt, "cannot index '\(index.collection)': a document ID of \(k.count) bytes is damaged")
-                }
-                let v = try docs.whole(stored, id: k, txn: snapshot, buffer: pieces)
-                appendEntries(index, docID: k, body: DocumentRecord.body(v), evaluation: &evaluation, into: &arena)
-                return true
+        try docs.forEach(snapshot) { k, v in
+            guard let h = DocumentRecord.header(v), !h.deleted else { return true }
+            guard k.count <= IndexKey.maxDocIDBytes else {
+                // A damaged ID is reported by the document check.
+                if !damagedID { return true }
+                throw DatabaseError(.corrupt, "cannot index '\(index.collection)': a document ID of \(k.count) bytes is damaged")
             }
+            appendEntries(index, docID: k, body: DocumentRecord.body(v), evaluation: &evaluation, into: &arena)
+            return true
         }
         return arena
     }

@@ -299,9 +299,9 @@ final class PrimaryKeyScan: RowSource {
     }
 
     /// Binds the document the cursor is on (false for a tombstone that is not wanted).
-    private func bindCurrent(_ ctx: ExecContext, _ c: BorrowedCursor) throws -> Bool {
+    private func bindCurrent(_ ctx: ExecContext, _ c: BorrowedCursor) -> Bool {
         if covering { return bindID(ctx, c.key) }
-        return try DocumentFetch.bind(ctx, slot: slot, id: c.key, record: c.value, tables: tables, includeDeleted: includeDeleted)
+        return DocumentFetch.bind(ctx, slot: slot, id: c.key, record: c.value, tables: tables, includeDeleted: includeDeleted)
     }
 
     /// Binds a row of a covering scan: the ID alone (every ID in the table is live).
@@ -335,7 +335,7 @@ final class PrimaryKeyScan: RowSource {
                 keyPosition += 1
                 idOffset += id.count
                 if let c = moving {
-                    if try c.seekExact(id), try bindCurrent(ctx, c) { return true }
+                    if try c.seekExact(id), bindCurrent(ctx, c) { return true }
                     continue
                 }
                 // The slot keeps pointing at `id`: it lives until the next reset.
@@ -344,7 +344,7 @@ final class PrimaryKeyScan: RowSource {
                     continue
                 }
                 if let v = try ctx.txn.get(docs, key: id),
-                   try DocumentFetch.bind(ctx, slot: slot, id: id, record: v, tables: tables, includeDeleted: includeDeleted) { return true }
+                   DocumentFetch.bind(ctx, slot: slot, id: id, record: v, tables: tables, includeDeleted: includeDeleted) { return true }
             }
             return false
         }
@@ -386,7 +386,7 @@ final class PrimaryKeyScan: RowSource {
         }
         while ok {
             guard inside(c.key) else { return false }
-            if try bindCurrent(ctx, c) { return true }
+            if bindCurrent(ctx, c) { return true }
             ok = plan.descending ? try c.prev() : try c.next()
         }
         return false

@@ -218,7 +218,7 @@ final class Executor {
         for c in columns {
             switch c {
             case .expression(let f): row.append(.value(f(ctx)))
-            case .star(let s): row.append(slotCell(ctx.slots + s))
+            case .star(let s): row.append(slotCell(ctx, ctx.slots + s))
             }
         }
         return .many(row)
@@ -228,7 +228,7 @@ final class Executor {
     private func cell(_ c: ColumnEvaluator) -> ResultCell {
         switch c {
         case .expression(let f): return .value(f(ctx))
-        case .star(let s): return slotCell(ctx.slots + s)
+        case .star(let s): return slotCell(ctx, ctx.slots + s)
         }
     }
 

@@ -35,7 +35,7 @@ struct GroupIndex {
 
     /// The in-place key's value in the current row, or nil (not a document, or absent).
     private mutating func inPlaceValue(_ ctx: ExecContext, _ k: (slot: Int, path: CompiledPath)) -> BinaryValue? {
-        guard let name = memberKey else { return slotBinary(ctx.slots + k.slot, k.path) }
+        guard let name = memberKey, !ctx.slots[k.slot].partial else { return slotBinary(ctx, ctx.slots + k.slot, k.path) }
         guard let body = ctx.slots[k.slot].body else { return nil }
         return name.withUnsafeBytes { body.member(utf8: $0, hint: &memberHint) }
     }

@@ -30,8 +30,8 @@ final class CollectionScan: RowSource {
             started = true
             guard ok else { return false }
             cursor.prefetchValue()
-            if try DocumentFetch.bind(ctx, slot: slot, id: cursor.key, record: cursor.value, tables: tables,
-                                      includeDeleted: includeDeleted) { return true }
+            if DocumentFetch.bind(ctx, slot: slot, id: cursor.key, record: cursor.value, tables: tables,
+                                  includeDeleted: includeDeleted) { return true }
         }
     }
 
