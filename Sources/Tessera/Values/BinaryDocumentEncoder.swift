@@ -370,6 +370,7 @@ struct BinaryBuilder: JSONSink {
     mutating func endObject() {
         let f = frames.removeLast()
         let n = sortMembers(from: f.entries)
+        if frames.isEmpty && n > 1 && buffer.count &- f.data > Self.smallFirstAbove { smallMembersFirst(f, count: n) }
         finish(f, count: n)
         entries.removeLast(entries.count &- f.entries)
         inArray = frames.last.map { !$0.isObject } ?? false
@@ -425,6 +426,40 @@ struct BinaryBuilder: JSONSink {
             }
             entries.removeLast(n &- w)
             return w
+        }
+    }
+
+    /// Root objects with more data than this have their members' data ordered by size.
+    static let smallFirstAbove = 1_024
+
+    /// Rewrites the data area of the root object `f` (its `n` members sorted by key in
+    /// `entries`) with the members in order of their size, the smallest first (document
+    /// order among equals); bytes of dropped duplicate keys are left out. The format allows
+    /// any data order; this one puts a large document's scalars at its start, which is the
+    /// part of a record stored in two pieces that a query reads without the rest
+    /// (`RecordPieces.swift`).
+    mutating func smallMembersFirst(_ f: Frame, count n: Int) {
+        let e = f.entries
+        let end = buffer.count
+        withUnsafeTemporaryAllocation(of: (position: Int, size: Int, entry: Int).self, capacity: n) { members in
+            for i in 0..<n { members.initializeElement(at: i, to: (entries[e &+ i], 0, e &+ i)) }
+            // Each member runs to the next member's key in the data area.
+            var members = members
+            members.sort { $0.position < $1.position }
+            for i in 0..<n { members[i].size = (i &+ 1 < n ? members[i &+ 1].position : end) &- members[i].position }
+            members.sort { $0.size != $1.size ? $0.size < $1.size : $0.position < $1.position }
+            let total = members.reduce(0) { $0 &+ $1.size }
+            withUnsafeTemporaryAllocation(of: UInt8.self, capacity: total) { copy in
+                var w = 0
+                for i in 0..<n {
+                    let m = members[i]
+                    (copy.baseAddress! + w).update(from: buffer.base + m.position, count: m.size)
+                    entries[m.entry] = f.data &+ w
+                    w &+= m.size
+                }
+                (buffer.base + f.data).update(from: copy.baseAddress!, count: total)
+            }
+            buffer.count = f.data &+ total
         }
     }
 

@@ -242,6 +242,36 @@ struct RecordPiecesTests {
         #expect(try split.performMaintenance(.integrityCheck).isOK)
     }
 
+    @Test("A large document's scalars come first, and a query on them reads no second piece")
+    func scalarsFromTheHead() throws {
+        let db = try Database.temporary()
+        defer { try? db.close() }
+        let c = try db.createCollection(name: "c")
+        // JSON order puts the long text first and the scalar `type` last.
+        let long = String(repeating: "amber birch ", count: 400)
+        for i in 0..<20 {
+            try c.save(id: "p\(i)", json: #"{"about":"\#(long)","city":"Oslo","n":\#(i),"type":"\#(i % 2 == 0 ? "hotel" : "inn")"}"#)
+        }
+        #expect(try Self.tails(db, c) == 20)
+        // In the stored body the members' data is ordered by size: `type` before `about`.
+        let s = try Self.store(c)
+        try db.read { txn in
+            let record = try #require(try txn.get(s.docs, key: "p3"))
+            let root = try #require(BinaryValue.root(DocumentRecord.body(record)))
+            let type = try #require(root.member("type")), n = try #require(root.member("n"))
+            #expect(type.isWholeScalar && n.isWholeScalar && type.offset < 64)
+            #expect(root.member("about")?.isWholeScalar != true) // cut off at the head's end
+        }
+        // Without the second pieces, queries on the scalars still run (they never read them);
+        // anything that needs a whole body reports the damage.
+        try db.write { ctx in for i in 0..<20 { _ = try ctx.txn.delete(s.tails, key: Array("p\(i)".utf8)) } }
+        let hotels = try db.createQuery("SELECT meta().id AS id, n FROM c WHERE type = 'hotel' AND city = 'Oslo' ORDER BY n")
+        #expect(try hotels.execute().allResults().map { $0.int(forKey: "n") } == [0, 2, 4, 6, 8, 10, 12, 14, 16, 18])
+        #expect(try db.createQuery("SELECT type, count(*) AS k FROM c GROUP BY type").execute().allResults().count == 2)
+        #expect(throws: DatabaseError.self) { _ = try db.createQuery("SELECT length(about) AS l FROM c").execute().allResults() }
+        #expect(throws: DatabaseError.self) { _ = try db.createQuery("SELECT * FROM c WHERE n = 3").execute().allResults() }
+    }
+
     @Test("A missing or stray second piece is damage the integrity check names")
     func damagedPieces() throws {
         let db = try Database.temporary()

@@ -35,9 +35,15 @@ struct GroupIndex {
 
     /// The in-place key's value in the current row, or nil (not a document, or absent).
     private mutating func inPlaceValue(_ ctx: ExecContext, _ k: (slot: Int, path: CompiledPath)) -> BinaryValue? {
-        guard let name = memberKey, !ctx.slots[k.slot].partial else { return slotBinary(ctx, ctx.slots + k.slot, k.path) }
-        guard let body = ctx.slots[k.slot].body else { return nil }
-        return name.withUnsafeBytes { body.member(utf8: $0, hint: &memberHint) }
+        guard let name = memberKey else { return slotBinary(ctx, ctx.slots + k.slot, k.path) }
+        let s = ctx.slots + k.slot
+        if let body = s.pointee.body, let v = name.withUnsafeBytes({ body.member(utf8: $0, hint: &memberHint) }) {
+            // Of a document's head alone (`SourceSlot.partial`), only a whole scalar.
+            if !s.pointee.partial || v.isWholeScalar { return v }
+        } else if !s.pointee.partial {
+            return nil
+        }
+        return slotBinary(ctx, s, k.path)
     }
 
     /// The group of the current row and whether it is new.
