@@ -64,17 +64,30 @@ public final class Collection: @unchecked Sendable, CustomStringConvertible {
     public func document(id: String) throws -> Document? {
         let store = try currentStore()
         return try database.read { txn -> Document? in
-            guard var raw = try txn.get(store.docs, key: id), let h = DocumentRecord.header(raw), !h.deleted else { return nil }
-            let pieces = DocumentRecord.isContinued(raw) ? RecordBuffer() : nil
-            if let pieces { raw = try store.documents.record(id, txn: txn, buffer: pieces)! }
-            let body = DocumentRecord.body(raw)
+            guard let raw = try txn.get(store.docs, key: id), let h = DocumentRecord.header(raw), !h.deleted else { return nil }
+            let head = DocumentRecord.body(raw)
+            let body: [UInt8]
+            if DocumentRecord.isContinued(raw) {
+                // Both pieces straight into the document's own bytes.
+                guard let tail = try txn.get(store.tails, key: id) else {
+                    throw RecordAssembly.missingTail(named: id)
+                }
+                body = [UInt8](unsafeUninitializedCapacity: head.count + tail.count) { out, n in
+                    let p = UnsafeMutableRawPointer(out.baseAddress!)
+                    if head.count > 0 { p.copyMemory(from: head.baseAddress!, byteCount: head.count) }
+                    if tail.count > 0 { (p + head.count).copyMemory(from: tail.baseAddress!, byteCount: tail.count) }
+                    n = head.count + tail.count
+                }
+            } else {
+                body = Array(head)
+            }
             // The revision digest is the document's checksum (LMDB keeps none): a damaged
             // document is an error, never a silently different body.
-            if DocumentRecord.digest(generation: h.generation, body: body) != h.digest {
+            if body.withUnsafeBytes({ DocumentRecord.digest(generation: h.generation, body: $0) }) != h.digest {
                 throw DatabaseError(.corrupt, "document '\(id)' in collection '\(fullName)' is damaged: its checksum does not "
                                     + "match its body (`tessera check` lists every damaged document)")
             }
-            return Document(id: id, storedBody: Array(body), header: h)
+            return Document(id: id, storedBody: body, header: h)
         }
     }
 

@@ -171,8 +171,11 @@ extension DocumentTables {
 /// Whole records from their stored pieces.
 enum RecordAssembly {
     /// The error for a record whose second piece is missing.
-    static func missingTail(_ id: UnsafeRawBufferPointer) -> DatabaseError {
-        DatabaseError(.corrupt, "document '\(String(decoding: id, as: UTF8.self))': its record continues in a second piece that is missing")
+    static func missingTail(_ id: UnsafeRawBufferPointer) -> DatabaseError { missingTail(named: String(decoding: id, as: UTF8.self)) }
+
+    /// `missingTail` with the ID as a string.
+    static func missingTail(named id: String) -> DatabaseError {
+        DatabaseError(.corrupt, "document '\(id)': its record continues in a second piece that is missing")
     }
 
     /// The whole record of document `id` whose document-table value is `stored`: `stored`

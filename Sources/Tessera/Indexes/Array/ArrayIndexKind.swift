@@ -67,6 +67,12 @@ final class ArrayIndexKind: ElementIndexKind {
         }
     }
 
+    func elementsAreWhole(_ index: IndexStore, in head: BinaryValue) -> Bool {
+        // The outermost array decodes whole: every element and level below is in it. A
+        // `where` may read anything: the whole record then.
+        index.whereClause == nil && head.lookup(levels[0])?.decode() != nil
+    }
+
     /// The innermost elements of a document (none if it is outside the index).
     private func documentElements(_ index: IndexStore, body: UnsafeRawBufferPointer, context ctx: ExecContext) -> [Value] {
         guard index.bind(ctx, body: body), let root = ctx.slots[0].body else { return [] }

@@ -574,8 +574,11 @@ final class KeyRangeScan: RowSource {
         }
         elementGeneration = 0
         guard let kind = plan.store.kind as? any ElementIndexKind,
-              try DocumentFetch.bind(ctx, slot: slot, table: docs, id: id, includeDeleted: includeDeleted),
-              ctx.completedBody(slot), let body = ctx.slots[slot].body else { return false }
+              try DocumentFetch.bind(ctx, slot: slot, table: docs, id: id, includeDeleted: includeDeleted) else { return false }
+        if ctx.slots[slot].partial, !(ctx.slots[slot].body.map { kind.elementsAreWhole(plan.store, in: $0) } ?? false) {
+            guard ctx.completedBody(slot) else { return false }
+        }
+        guard let body = ctx.slots[slot].body else { return false }
         let indexContext = self.indexContext ?? plan.store.makeContext(ctx.txn)
         self.indexContext = indexContext
         var elements = kind.elements(plan.store, docID: String(decoding: id, as: UTF8.self), body: body.buffer,

@@ -32,6 +32,10 @@ protocol ElementIndexKind: KeyedIndexKind {
     /// scan reads them for an entry whose key was truncated).
     func elements(_ index: IndexStore, docID: String, body: UnsafeRawBufferPointer, context ctx: ExecContext,
                   key: UnsafeRawBufferPointer) -> [Value]
+
+    /// True when `elements` reads nothing of a document but what is whole in `head`, the
+    /// head of a record in two pieces (`RecordPieces.swift`).
+    func elementsAreWhole(_ index: IndexStore, in head: BinaryValue) -> Bool
 }
 
 /// Evaluates a keyed index's definition on documents: an `ExecContext` is made only for
