@@ -131,6 +131,14 @@ class Snapshot {
 final class WriteTransaction: Snapshot {
     private var pending: [ObjectIdentifier: any PendingIndexWork] = [:]
     private var pendingOrder: [ObjectIdentifier] = []
+    /// Where held-back puts beyond their memory budget go (the database directory; nil: they
+    /// are written out instead).
+    let spillDirectory: String?
+
+    init(_ txn: Transaction, spillDirectory: String?) {
+        self.spillDirectory = spillDirectory
+        super.init(txn)
+    }
 
     /// Stores `value` under `key`; with `.noOverwrite`, returns false when the key exists.
     @inline(__always) @discardableResult
@@ -193,9 +201,12 @@ final class WriteTransaction: Snapshot {
 
     /// From now until the commit, holds puts and deletes of `table` back and writes them in
     /// key order (before anything walks the table, at the commit, or when too many are held).
-    func deferPuts(in table: StorageTable, maxHeldBytes: Int = DeferredPuts.defaultMaxHeldBytes) {
+    /// Held bytes beyond `memoryBytes` go to a temporary file in the database directory.
+    func deferPuts(in table: StorageTable, maxHeldBytes: Int = DeferredPuts.defaultMaxHeldBytes,
+                   memoryBytes: Int = DeferredPuts.defaultMemoryBytes) {
         if held(table) != nil { return }
-        deferred = (deferred ?? []) + [DeferredPuts(table: table, maxHeldBytes: maxHeldBytes)]
+        deferred = (deferred ?? []) + [DeferredPuts(table: table, maxHeldBytes: maxHeldBytes, memoryBytes: memoryBytes,
+                                                    spillDirectory: spillDirectory)]
     }
 
     /// Moves the entries of `table` after `key` into its held-back puts (entries this
@@ -229,7 +240,7 @@ final class WriteTransaction: Snapshot {
 
     @inline(__always)
     private func writeOutIfFull(_ d: DeferredPuts) throws {
-        if d.heldBytes > d.maxHeldBytes { try d.writeOut(lmdb) }
+        if d.isFull { try d.writeOut(lmdb) }
     }
 
     /// Writes out every held-back put (before the commit).

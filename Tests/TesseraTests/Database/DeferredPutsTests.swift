@@ -80,6 +80,55 @@ struct DeferredPutsTests {
         }
     }
 
+    /// Held bytes beyond the memory budget go to a mapped temporary file instead of being
+    /// written out early: the table ends byte for byte as packed as when everything was held
+    /// in memory (written out at every budget's worth, later write-outs land between the keys
+    /// of earlier ones and leave pages part empty), point reads inside the transaction see the
+    /// spilled puts, and the file is never visible in the directory.
+    @Test("Beyond the memory budget, held puts go to an unlinked temporary file, not to the table early")
+    func spillBeyondTheMemoryBudget() throws {
+        let dir = ScratchDirectory("deferred-spill")
+        defer { dir.remove() }
+        let store = try Store(path: dir.path, options: StoreOptions(initialMapSize: 64 << 20, maxSize: nil, fileMode: 0o644, noSync: true))
+        defer { store.close() }
+        var rng = SplitMix64(seed: 31)
+        let keys = (0..<6_000).map { _ in "k" + String(UInt32.random(in: 0...UInt32.max, using: &rng)) }
+        func value(_ i: Int) -> [UInt8] { Array(("v\(i)-" + String(repeating: "x", count: 200 + i % 300)).utf8) }
+        var sizes: [Int] = []
+        var contents: [[(String, String)]] = []
+        // 0: everything held in memory; 1: beyond 16 KB in the temporary file; 2: written out
+        // every 16 KB (what a budget without a temporary file does).
+        for mode in 0..<3 {
+            let table = try store.write { w in try w.createTable("t\(mode)") }
+            try store.write { w in
+                switch mode {
+                case 0: w.deferPuts(in: table)
+                case 1: w.deferPuts(in: table, memoryBytes: 16 << 10)
+                default: w.deferPuts(in: table, maxHeldBytes: 16 << 10)
+                }
+                for (i, k) in keys.enumerated() { try w.put(table, key: Array(k.utf8), value: value(i)) }
+                let held = try #require(w.held(table))
+                #expect(held.hasSpilled == (mode == 1), "mode \(mode)")
+                if mode == 1 {
+                    for i in stride(from: 0, to: keys.count, by: 97) {
+                        #expect(try w.get(table, key: keys[i]).map(Array.init) == value(i), "held \(keys[i])")
+                    }
+                    let names = try FileManager.default.contentsOfDirectory(atPath: dir.path)
+                    #expect(!names.contains { $0.contains("tessera-held") }, "\(names)")
+                }
+            }
+            try store.read { txn in
+                sizes.append(try txn.byteSize(table))
+                contents.append(try Self.entries(txn, table))
+            }
+        }
+        #expect(contents[1].count == keys.count)
+        #expect(contents[1].map(\.0) == contents[0].map(\.0) && contents[1].map(\.1) == contents[0].map(\.1))
+        #expect(contents[2].map(\.0) == contents[0].map(\.0))
+        #expect(sizes[1] == sizes[0], "spilled \(sizes[1]) bytes against \(sizes[0]) held in memory")
+        #expect(sizes[2] > sizes[0] * 5 / 4, "written out early: \(sizes[2]) bytes against \(sizes[0])")
+    }
+
     /// A transaction that throws writes nothing it held back.
     @Test("A rolled-back transaction leaves nothing of its held puts")
     func rollback() throws {
