@@ -39,19 +39,21 @@ enum ResultCell: Sendable {
     }
 }
 
-/// The cells of one output row. Rows of one or two columns — the shapes most queries
+/// The cells of one output row. Rows of one to three columns — the shapes most queries
 /// return — keep their cells inline, so handing out such a row allocates nothing and
 /// releasing it frees nothing; wider rows keep an array.
 enum RowCells: Sendable, RandomAccessCollection {
     case one(ResultCell)
     case two(ResultCell, ResultCell)
+    case three(ResultCell, ResultCell, ResultCell)
     case many([ResultCell])
 
-    /// The cells of `cells`, inline when there are one or two.
+    /// The cells of `cells`, inline when there are one to three.
     init(_ cells: [ResultCell]) {
         switch cells.count {
         case 1: self = .one(cells[0])
         case 2: self = .two(cells[0], cells[1])
+        case 3: self = .three(cells[0], cells[1], cells[2])
         default: self = .many(cells)
         }
     }
@@ -61,12 +63,13 @@ enum RowCells: Sendable, RandomAccessCollection {
         self.init(count: values.count) { .value(values[$0]) }
     }
 
-    /// `count` cells, the `i`th made by `cell(i)` (inline when there are one or two).
+    /// `count` cells, the `i`th made by `cell(i)` (inline when there are one to three).
     @inline(__always)
     init(count: Int, _ cell: (Int) -> ResultCell) {
         switch count {
         case 1: self = .one(cell(0))
         case 2: self = .two(cell(0), cell(1))
+        case 3: self = .three(cell(0), cell(1), cell(2))
         default: self = .many((0..<count).map(cell))
         }
     }
@@ -77,6 +80,7 @@ enum RowCells: Sendable, RandomAccessCollection {
         switch self {
         case .one: return 1
         case .two: return 2
+        case .three: return 3
         case .many(let cells): return cells.count
         }
     }
@@ -86,6 +90,7 @@ enum RowCells: Sendable, RandomAccessCollection {
         switch self {
         case .one(let a): return a
         case .two(let a, let b): return i == 0 ? a : b
+        case .three(let a, let b, let c): return i == 0 ? a : i == 1 ? b : c
         case .many(let cells): return cells[i]
         }
     }

@@ -207,10 +207,11 @@ final class Executor {
     /// out of LMDB, so it outlives the transaction) for `Result` to decode on access.
     private func project() -> RowCells {
         let columns = ev.columns
-        // Rows of one or two columns keep their cells inline: nothing is allocated.
+        // Rows of one to three columns keep their cells inline: nothing is allocated.
         switch columns.count {
         case 1: return .one(cell(columns[0]))
         case 2: return .two(cell(columns[0]), cell(columns[1]))
+        case 3: return .three(cell(columns[0]), cell(columns[1]), cell(columns[2]))
         default: break
         }
         var row: [ResultCell] = []
