@@ -239,6 +239,7 @@ public final class Collection: @unchecked Sendable, CustomStringConvertible {
             }
             // Index entries: old body's entries out, new body's in (only the difference is written).
             let oldBody = (old != nil && !old!.deleted) ? DocumentRecord.body(oldRaw!) : nil
+            if !store.indexes.isEmpty { try ctx.noteIndexedWrite(key, store: store) }
             try body.withUnsafeBytes { newBody in
                 try IndexMaintenance.update(store: store, txn: txn, docID: id, old: oldBody, new: deleting ? nil : newBody)
             }

@@ -116,6 +116,33 @@ final class WriteContext {
         return []
     }
 
+    /// After this many documents of a collection written in one transaction, its value and
+    /// array indexes hold their puts back as well (`noteIndexedWrite`).
+    static let keyedIndexDeferral = 512
+
+    /// Counts a document write of collection `key` before its index entries are written. At
+    /// the `keyedIndexDeferral`th, the collection's value and array index tables start holding
+    /// their puts and deletes back until the commit (or a read that walks them) and write them
+    /// in key order (`DeferredPuts`): a batch's entries come in document order, which is random
+    /// key order, and each went to a different leaf page, splitting pages in the middle; into
+    /// an index that was empty they are now appended, page after page. Small transactions keep
+    /// writing straight to the tables.
+    ///
+    /// An index holding at most 8,192 entries (16 × `keyedIndexDeferral`) when it starts holding puts back has them
+    /// taken back as well (an index this transaction filled so far, or nearly): the write-out
+    /// then appends the whole table in key order instead of inserting between them.
+    @inline(__always)
+    func noteIndexedWrite(_ key: CollectionKey, store: CollectionStore) throws {
+        let c = counters(key)
+        c.writes &+= 1
+        guard c.writes == WriteContext.keyedIndexDeferral else { return }
+        for index in store.indexes where index.kind is any KeyedIndexKind {
+            let small = try txn.count(index.table) <= WriteContext.keyedIndexDeferral * 16
+            txn.deferPuts(in: index.table)
+            if small { try txn.takeBack(index.table, after: []) }
+        }
+    }
+
     func adjustCount(_ key: CollectionKey, by delta: Int) {
         let c = counters(key)
         c.countDelta += delta
@@ -234,4 +261,6 @@ private final class CollectionCounters {
     var appended = 0
     /// The collection's document and ID tables hold their puts back (`placeNewDocument`).
     var deferring = false
+    /// Documents of the collection this transaction wrote (`noteIndexedWrite`).
+    var writes = 0
 }
