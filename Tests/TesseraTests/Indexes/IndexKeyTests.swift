@@ -147,6 +147,34 @@ func tupleOrder(_ a: [Value], _ b: [Value]) -> Int {
 
 @Suite("IndexKey")
 struct IndexKeyTests {
+    /// A range scan on one column refills the range object of its last execution
+    /// (`ScanRange.setRange`); it must hold exactly what building the range anew holds
+    /// (`KeyRange.range` and `clipped()`), for values of every type, long strings that are
+    /// clipped, open ends and empty ranges, reused in any order.
+    @Test("A refilled one-column range equals the range built anew (seeded)")
+    func refilledRangeEqualsBuiltRange() {
+        var r = KeyTestRNG(seed: 0x5CA7_7E11)
+        let reused = ScanRange(exact: IndexKey.KeyRange(), scan: IndexKey.KeyRange())
+        for i in 0..<20_000 {
+            func bound() -> Value {
+                r.below(8) == 0 ? .string(String(repeating: "é", count: 100 + r.below(300))) : ValueGen.value(&r)
+            }
+            let hasLower = r.below(4) != 0
+            let lower = hasLower ? bound() : .null
+            let lowerInclusive = hasLower ? r.below(2) == 0 : false
+            let upper: Value? = r.below(4) != 0 ? bound() : nil
+            let upperInclusive = r.below(2) == 0
+            let built = IndexKey.KeyRange.range(equal: [], lower: lower, lowerInclusive: lowerInclusive,
+                                                upper: upper, upperInclusive: upperInclusive)
+            let filled = reused.setRange(lower: lower, lowerInclusive: lowerInclusive, upper: upper, upperInclusive: upperInclusive)
+            #expect(filled == !built.isEmpty, "case \(i): \(lower) … \(String(describing: upper))")
+            if filled {
+                #expect(reused.exact == built, "case \(i): exact \(reused.exact) against \(built)")
+                #expect(reused.scan == built.clipped(), "case \(i): clipped \(reused.scan) against \(built.clipped())")
+            }
+        }
+    }
+
     @Test("100,000 random pairs: memcmp of encodings equals Value.compare")
     func randomPairsOrder() {
         var r = KeyTestRNG(seed: 0x7E55_E4A6)

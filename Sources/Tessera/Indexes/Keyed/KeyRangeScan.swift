@@ -102,6 +102,9 @@ final class KeyRangeScan: RowSource {
 
     /// The ranges of equality tuples followed by a range or prefix on the next column.
     private func boundedRanges(_ ctx: ExecContext) throws -> [ScanRange] {
+        if equalityExprs.isEmpty, case .range(let lo, let hi)? = plan.keys.rangeConstraint {
+            return refilledRange(lo, hi, ctx)
+        }
         // Equality tuples: the cartesian product of each column's values (one tuple when
         // each column has one value, the usual case, built without the product).
         var tuples: [[Value]]
@@ -182,6 +185,35 @@ final class KeyRangeScan: RowSource {
         }
         return scanRanges(IndexKey.KeyRange.points(encoded: consume keys))
     }
+
+    /// A range on the first column alone (`price BETWEEN $lo AND $hi`, `x > $a`): the bounds
+    /// are encoded into the range object and byte arrays of the last execution, as
+    /// `ranges(tuples: [[]], …)` and `scanRanges` would build them anew.
+    private func refilledRange(_ lo: (BoundExpr, Bool)?, _ hi: (BoundExpr, Bool)?, _ ctx: ExecContext) -> [ScanRange] {
+        var lower: Value = .null, lowerInclusive = false
+        if let (e, inclusive) = lo {
+            guard let v = evaluate(e, lowerBound?.evaluate, ctx, allowNull: false) else { return [] }
+            lower = v
+            lowerInclusive = inclusive
+        }
+        var upper: Value? = nil, upperInclusive = true
+        if let (e, inclusive) = hi {
+            guard let v = evaluate(e, upperBound?.evaluate, ctx, allowNull: false) else { return [] }
+            upper = v
+            upperInclusive = inclusive
+        }
+        if rangePool.isEmpty {
+            rangePool.append(ScanRange(exact: IndexKey.KeyRange(), scan: IndexKey.KeyRange()))
+            oneRange = [rangePool[0]]
+        }
+        guard rangePool[0].setRange(lower: lower, lowerInclusive: lowerInclusive, upper: upper, upperInclusive: upperInclusive) else {
+            return []
+        }
+        return oneRange
+    }
+
+    /// `[rangePool[0]]`, kept so that a one-range execution allocates no array.
+    @exclusivity(unchecked) private var oneRange: [ScanRange] = []
 
     /// Values of the one-column point path, kept between executions (empty between them).
     @exclusivity(unchecked) private var scratchValues: [Value] = []
@@ -662,6 +694,44 @@ final class ScanRange {
             Self.fill(&scan.upper!, key[...], then: IndexKey.highByte)
         }
         scan.isExact = isExact
+    }
+
+    /// Makes this the range of one column from `lower` to `upper` (nil: no end) with no
+    /// equality before it — `KeyRange.range(equal: [], …)`, clipped as `KeyRange.clipped()` —
+    /// writing into the byte arrays it already has. False when no key can lie in it.
+    func setRange(lower: Value, lowerInclusive: Bool, upper: Value?, upperInclusive: Bool) -> Bool {
+        exact.lower.removeAll(keepingCapacity: true)
+        IndexKey.encode(lower, into: &exact.lower)
+        if !lowerInclusive { exact.lower.append(IndexKey.highByte) }
+        if let upper {
+            if exact.upper == nil { exact.upper = [] }
+            exact.upper!.removeAll(keepingCapacity: true)
+            IndexKey.encode(upper, into: &exact.upper!)
+            if upperInclusive { exact.upper!.append(IndexKey.highByte) }
+        } else {
+            exact.upper = nil
+        }
+        exact.isExact = true
+        if exact.isEmpty { return false }
+        let n = IndexKey.minimumRetainedTupleBytes()
+        var isExact = true
+        if exact.lower.count > n {
+            Self.fill(&scan.lower, exact.lower[..<n])
+            isExact = false
+        } else {
+            Self.fill(&scan.lower, exact.lower[...])
+        }
+        if let u = exact.upper, u.count > n {
+            scan.upper = IndexKey.prefixSuccessor(u[..<n])
+            isExact = false
+        } else if let u = exact.upper {
+            if scan.upper == nil { scan.upper = [] }
+            Self.fill(&scan.upper!, u[...])
+        } else {
+            scan.upper = nil
+        }
+        scan.isExact = isExact
+        return true
     }
 
     private static func fill(_ array: inout [UInt8], _ bytes: ArraySlice<UInt8>, then last: UInt8? = nil) {
