@@ -126,7 +126,8 @@ final class DeferredPuts {
             var size = max(need, chunkSize)
             if memoryChunkBytes + size > memoryBytes {
                 // Beyond the memory budget: a chunk of the temporary file, or a write-out soon.
-                let mapped = max(need, Self.mappedChunkSize)
+                // Whole 64 KB units, so that every later chunk starts at a page-aligned offset.
+                let mapped = (max(need, Self.mappedChunkSize) + 0xFFFF) & ~0xFFFF
                 if let directory = spillDirectory, !spillRefused {
                     if spill == nil { spill = SpillFile(directory: directory) }
                     chunk = spill?.map(mapped)

@@ -129,6 +129,35 @@ struct DeferredPutsTests {
         #expect(sizes[2] > sizes[0] * 5 / 4, "written out early: \(sizes[2]) bytes against \(sizes[0])")
     }
 
+    /// A value larger than a mapped chunk gets a chunk of its own, rounded so that the next
+    /// chunk still starts at a page-aligned offset of the temporary file (else it could not be
+    /// mapped, and the puts would be written out early).
+    @Test("A held value larger than a mapped chunk keeps later chunks mappable")
+    func spillOfAValueLargerThanAChunk() throws {
+        try Self.withStore("deferred-spill-large") { store in
+            let table = try store.write { w in try w.createTable("t") }
+            let large = [UInt8](repeating: 7, count: DeferredPuts.mappedChunkSize + 12_345)
+            try store.write { w in
+                w.deferPuts(in: table, memoryBytes: 16 << 10)
+                try w.put(table, key: Array("big".utf8), value: large)
+                for i in 0..<200 { try w.put(table, key: Array("k\(i)".utf8), value: [UInt8](repeating: 1, count: 1_000)) }
+                let held = try #require(w.held(table))
+                #expect(held.hasSpilled && !held.isFull)
+                // Still held: nothing was written out on the way.
+                let stillHeld = Array("big".utf8).withUnsafeBytes { held.lookup($0) != nil }
+                #expect(stillHeld)
+                let got = try w.get(table, key: "big")
+                #expect(got?.count == large.count)
+            }
+            try store.read { txn in
+                let stored = try txn.get(table, key: "big").map { Array($0) }
+                #expect(stored == large)
+                let count = try txn.count(table)
+                #expect(count == 201)
+            }
+        }
+    }
+
     /// A transaction that throws writes nothing it held back.
     @Test("A rolled-back transaction leaves nothing of its held puts")
     func rollback() throws {
