@@ -128,9 +128,10 @@ final class WriteContext {
     /// an index that was empty they are now appended, page after page. Small transactions keep
     /// writing straight to the tables.
     ///
-    /// An index holding at most 8,192 entries (16 × `keyedIndexDeferral`) when it starts holding puts back has them
-    /// taken back as well (an index this transaction filled so far, or nearly): the write-out
-    /// then appends the whole table in key order instead of inserting between them.
+    /// An index holding at most 8,192 entries (16 × `keyedIndexDeferral`) when it starts
+    /// holding puts back has them taken back as well (an index this transaction filled so far,
+    /// or nearly): the write-out then appends the whole table in key order instead of
+    /// inserting between them.
     @inline(__always)
     func noteIndexedWrite(_ key: CollectionKey, store: CollectionStore) throws {
         let c = counters(key)

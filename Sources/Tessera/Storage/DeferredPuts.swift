@@ -30,8 +30,8 @@ import Darwin
 // happens to it), whose pages the kernel may write back and evict. Writing out every 256 MB
 // instead — as before — put the second and later write-outs of a large batch between keys of
 // the first: a batch of 1,000,000 documents then left the table's pages half full (3.1 GB
-// against 2.0 GB) and took three times as long. When the file cannot grow (a full disk), the
-// puts are written out as before.
+// against 2.0 GB). When the file cannot grow (a full disk), the puts are written out as
+// before.
 
 /// The held-back puts and deletes of one table in one write transaction.
 final class DeferredPuts {

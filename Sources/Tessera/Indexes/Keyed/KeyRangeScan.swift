@@ -676,24 +676,7 @@ final class ScanRange {
         if exact.upper == nil { exact.upper = [] }
         Self.fill(&exact.upper!, key[...], then: IndexKey.highByte)
         exact.isExact = true
-        // As `clipped()`: a bound longer than n bytes is cut to n (the upper one to the
-        // successor of its first n bytes) and the range is no longer exact.
-        let n = IndexKey.minimumRetainedTupleBytes()
-        var isExact = true
-        if key.count > n {
-            Self.fill(&scan.lower, key[..<n])
-            isExact = false
-        } else {
-            Self.fill(&scan.lower, key[...])
-        }
-        if key.count + 1 > n {
-            scan.upper = IndexKey.prefixSuccessor(exact.upper![..<n])
-            isExact = false
-        } else {
-            if scan.upper == nil { scan.upper = [] }
-            Self.fill(&scan.upper!, key[...], then: IndexKey.highByte)
-        }
-        scan.isExact = isExact
+        refillScan()
     }
 
     /// Makes this the range of one column from `lower` to `upper` (nil: no end) with no
@@ -713,6 +696,14 @@ final class ScanRange {
         }
         exact.isExact = true
         if exact.isEmpty { return false }
+        refillScan()
+        return true
+    }
+
+    /// `scan` as `exact.clipped()`, in the byte arrays it already has: a bound longer than n
+    /// bytes is cut to n (the upper one to the successor of its first n bytes) and the range
+    /// is then no longer exact.
+    private func refillScan() {
         let n = IndexKey.minimumRetainedTupleBytes()
         var isExact = true
         if exact.lower.count > n {
@@ -731,7 +722,6 @@ final class ScanRange {
             scan.upper = nil
         }
         scan.isExact = isExact
-        return true
     }
 
     private static func fill(_ array: inout [UInt8], _ bytes: ArraySlice<UInt8>, then last: UInt8? = nil) {
