@@ -253,7 +253,9 @@ struct Importer {
     /// one saves them, batch by batch.
     @discardableResult
     private mutating func importLines(_ bytes: UnsafeRawBufferPointer, file: String, lineOffset: Int = 0, byteOffset: Int = 0) throws -> Int {
-        let parser = LineParser(JSONLinesReader(bytes), idField: idField)
+        // The parser thread also tokenizes for the full-text indexes (none: nothing to do).
+        let preparer = try collection.fullTextPreparer()
+        let parser = LineParser(JSONLinesReader(bytes), idField: idField, fullText: preparer.isEmpty ? nil : preparer)
         defer { parser.finish() }
         while let first = parser.next() {
             var inBatch = 0

@@ -36,7 +36,7 @@ struct ParsedLine: @unchecked Sendable {
     }
 
     /// Parses the next non-blank line of `reader`; nil at the end of its bytes.
-    static func parse(_ reader: inout JSONLinesReader, idField: String) -> ParsedLine? {
+    static func parse(_ reader: inout JSONLinesReader, idField: String, fullText: FullTextPreparer? = nil) -> ParsedLine? {
         let before = reader
         let next: (line: Int, document: ImportedDocument)?
         do throws(JSONError) {
@@ -60,7 +60,9 @@ struct ParsedLine: @unchecked Sendable {
             return parsed
         }
         do {
-            parsed.outcome = .document(id: knownID, body: try PreparedBody(id: knownID, encodedBody: document.body))
+            var body = try PreparedBody(id: knownID, encodedBody: document.body)
+            fullText?.prepare(&body)
+            parsed.outcome = .document(id: knownID, body: body)
         } catch let e as DatabaseError {
             parsed.outcome = .failure(column: nil, message: e.message)
         } catch {
@@ -94,13 +96,16 @@ final class LineParser: @unchecked Sendable {
     private let capacity: Int
 
     /// Starts parsing `reader`'s bytes, which must stay valid until `finish()` returns.
-    init(_ reader: JSONLinesReader, idField: String, chunkSize: Int = 256, capacity: Int = 48) {
+    ///
+    /// With `fullText`, each body also gets its full-text entries (`FullTextPreparer`), so
+    /// that the writer does not tokenize.
+    init(_ reader: JSONLinesReader, idField: String, fullText: FullTextPreparer? = nil, chunkSize: Int = 256, capacity: Int = 48) {
         self.chunkSize = chunkSize
         self.capacity = capacity
         pthread_mutex_init(lock, nil)
         pthread_cond_init(changed, nil)
         let start = UnsafeSendable(reader)
-        DispatchQueue.global(qos: .userInitiated).async { [self] in run(start.value, idField: idField) }
+        DispatchQueue.global(qos: .userInitiated).async { [self] in run(start.value, idField: idField, fullText: fullText) }
     }
 
     deinit {
@@ -150,14 +155,14 @@ final class LineParser: @unchecked Sendable {
         pthread_mutex_unlock(lock)
     }
 
-    private func run(_ start: JSONLinesReader, idField: String) {
+    private func run(_ start: JSONLinesReader, idField: String, fullText: FullTextPreparer?) {
         var reader = start
         var atEnd = false
         while !atEnd {
             var chunk: [ParsedLine] = []
             chunk.reserveCapacity(chunkSize)
             while chunk.count < chunkSize {
-                guard let parsed = ParsedLine.parse(&reader, idField: idField) else { atEnd = true; break }
+                guard let parsed = ParsedLine.parse(&reader, idField: idField, fullText: fullText) else { atEnd = true; break }
                 chunk.append(parsed)
                 if case .failure = parsed.outcome { atEnd = true; break }
             }

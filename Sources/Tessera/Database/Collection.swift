@@ -164,7 +164,7 @@ public final class Collection: @unchecked Sendable, CustomStringConvertible {
     /// Writes a checked body under an ID already validated.
     private func write(id: String, prepared: PreparedBody) throws {
         _ = try write(id: id, body: prepared.body, deleting: false, expectedRevision: nil, checkConflict: false,
-                      digestIfNew: prepared.digestIfNew)
+                      digestIfNew: prepared.digestIfNew, fullText: prepared.fullText)
     }
 
     /// Saves a body given as a dictionary of values under `id`.
@@ -221,7 +221,7 @@ public final class Collection: @unchecked Sendable, CustomStringConvertible {
     /// a conflict. `digestIfNew` is the body's digest for generation 1, when the caller has it
     /// (`PreparedBody`): a new document then skips hashing its body here.
     private func write(id: String, body: [UInt8], deleting: Bool, expectedRevision: String?, checkConflict: Bool,
-                       digestIfNew: UInt64? = nil) throws -> DocumentRecord? {
+                       digestIfNew: UInt64? = nil, fullText: [PreparedFullText] = []) throws -> DocumentRecord? {
         try DocumentValidation.validateID(id)
         return try database.write { ctx -> DocumentRecord? in
             let store = try ctx.store(key)
@@ -241,6 +241,10 @@ public final class Collection: @unchecked Sendable, CustomStringConvertible {
             let oldBody = (old != nil && !old!.deleted) ? DocumentRecord.body(oldRaw!) : nil
             if !store.indexes.isEmpty { try ctx.noteIndexedWrite(key, store: store) }
             try body.withUnsafeBytes { newBody in
+                // Entries tokenized before the transaction (`FullTextPreparer`) are the new
+                // body's, for this call only.
+                txn.preparedIndexEntries = fullText
+                defer { if !fullText.isEmpty { txn.preparedIndexEntries = [] } }
                 try IndexMaintenance.update(store: store, txn: txn, docID: id, old: oldBody, new: deleting ? nil : newBody)
             }
             let seq = try ctx.nextSequence(key)
@@ -356,6 +360,9 @@ package struct PreparedBody: Sendable {
     package let body: [UInt8]
     /// The revision digest of `body` at generation 1 (a document's first revision).
     let digestIfNew: UInt64
+    /// Full-text entries of `body` made beforehand (`FullTextPreparer`); the save uses those
+    /// of an index whose definition they match and tokenizes for any other.
+    package var fullText: [PreparedFullText] = []
 
     /// Checks `encodedBody` (an object without reserved top-level keys) and hashes it.
     ///
@@ -376,5 +383,21 @@ package struct PreparedBody: Sendable {
         }
         body = encodedBody
         digestIfNew = encodedBody.withUnsafeBytes { DocumentRecord.digest(generation: 1, body: $0) }
+    }
+}
+
+extension FullTextPreparer {
+    /// Adds the full-text entries of `prepared`'s body for each covered index.
+    package func prepare(_ prepared: inout PreparedBody) {
+        guard !isEmpty else { return }
+        prepared.fullText = prepared.body.withUnsafeBytes { entries(forBody: $0) }
+    }
+}
+
+extension Collection {
+    /// A preparer of full-text entries for this collection's current indexes (`tessera
+    /// import` runs it on its parser thread).
+    package func fullTextPreparer() throws -> FullTextPreparer {
+        FullTextPreparer(store: try currentStore())
     }
 }

@@ -134,6 +134,10 @@ final class WriteTransaction: Snapshot {
     /// Where held-back puts beyond their memory budget go (the database directory; nil: they
     /// are written out instead).
     let spillDirectory: String?
+    /// Index entries made before the transaction for the body being saved (full-text entries
+    /// tokenized on another thread), set by the save around its index maintenance and empty
+    /// otherwise; each index kind picks out those of its own type and definition.
+    var preparedIndexEntries: [any Sendable] = []
 
     init(_ txn: Transaction, spillDirectory: String?) {
         self.spillDirectory = spillDirectory

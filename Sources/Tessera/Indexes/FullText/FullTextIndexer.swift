@@ -207,9 +207,18 @@ final class FullTextIndexKind: IndexKind, @unchecked Sendable {
             let number = pending.state.nextDocument
             guard number < UInt32.max else { throw DatabaseError(.limitReached, "full-text index '\(definition.name)' has numbered 2³² documents; rebuild it") }
             pending.state.nextDocument += 1
-            let tokens = forEachInternedEntry(columns) { key, tokenCount, id, term, value, frequency in
+            func add(_ key: TermCacheKey, _ tokenCount: Int, _ id: Int32, _ term: UnsafeBufferPointer<UInt8>,
+                     _ value: UnsafeBufferPointer<UInt8>, _ frequency: Int) {
                 pending.addInterned(key: key, termID: id, term: term, document: number, tokenCount: tokenCount,
-                                        positions: value, frequency: frequency)
+                                    positions: value, frequency: frequency)
+            }
+            let tokens: Int
+            if let prepared = txn.preparedIndexEntries.lazy.compactMap({ $0 as? PreparedFullText }).first(where: { $0.definition == definition }) {
+                // Tokenized before the transaction, from this very body.
+                prepared.forEach(add)
+                tokens = prepared.tokenCount
+            } else {
+                tokens = forEachInternedEntry(columns, add)
             }
             try txn.put(stats, key: numberKey, value: FullTextPostingsCodec.documentNumberValue(number, tokens: tokens))
             try txn.put(stats, key: FullTextPostingsCodec.documentIDKey(number), value: idBytes)
@@ -681,10 +690,28 @@ final class FullTextPendingChanges: PendingIndexWork {
     }
 
     /// Slot numbers in their terms' byte order.
+    ///
+    /// Sorted by each term's first eight bytes as one big-endian integer (zero-padded, so a
+    /// shorter term sorts first on a common prefix, as in byte order), and only terms whose
+    /// first eight bytes are equal are compared byte by byte: most terms differ early, and a
+    /// batch of 1,000 documents orders ~10,000 terms at every commit.
     private func slotsInTermOrder() -> [Int] {
-        terms.indices.sorted { a, b in
-            terms[a].withUnsafeBytes { x in terms[b].withUnsafeBytes { y in compareStoredKeys(x, y) < 0 } }
+        var keyed = [(prefix: UInt64, slot: Int32)]()
+        keyed.reserveCapacity(terms.count)
+        for (i, t) in terms.enumerated() {
+            var prefix: UInt64 = 0
+            t.withUnsafeBytes { b in
+                for j in 0..<8 { prefix = prefix << 8 | UInt64(j < b.count ? b[j] : 0) }
+            }
+            keyed.append((prefix, Int32(i)))
         }
+        keyed.sort { x, y in
+            if x.prefix != y.prefix { return x.prefix < y.prefix }
+            return terms[Int(x.slot)].withUnsafeBytes { a in
+                terms[Int(y.slot)].withUnsafeBytes { b in compareStoredKeys(a, b) < 0 }
+            }
+        }
+        return keyed.map { Int($0.slot) }
     }
 
     /// The entries of a slot's stream: (document, body).
@@ -1060,14 +1087,19 @@ final class FullTextPendingChanges: PendingIndexWork {
                 value.append(0)
                 value.append(contentsOf: UnsafeRawBufferPointer(rebasing: bytes[reader.offset...]))
             } else {
-                let list = changes(of: Int32(t), groups)
-                guard let first = list.first?.0 else { continue }
+                // The slot's records, read in place (no array per term).
+                guard t < groups.ranges.count, !groups.ranges[t].isEmpty else { continue }
+                let range = groups.ranges[t]
+                let first = groups.sorted[range.lowerBound].document
                 FullTextPostingsCodec.appendBigEndian(first, to: &value)
                 var previous = first
-                for (d, body) in list {
-                    FullTextPostingsCodec.appendVarint(UInt64(d - previous), to: &value)
-                    if let body { value.append(contentsOf: body) }
-                    previous = d
+                for i in range {
+                    let p = groups.sorted[i]
+                    FullTextPostingsCodec.appendVarint(UInt64(p.document - previous), to: &value)
+                    if !p.isRemoval {
+                        value.append(contentsOf: UnsafeRawBufferPointer(start: bodies.base + Int(p.start), count: Int(p.count)))
+                    }
+                    previous = p.document
                 }
             }
             key.removeSubrange(prefixCount...)

@@ -1,0 +1,80 @@
+// Full-text tokens made before a document's write transaction. Tokenizing is most of what a
+// full-text index costs a save, and it needs no transaction: `tessera import` tokenizes each
+// body on its parser thread (`FullTextPreparer`), next to the JSON encoding, and the save
+// then only queues the entries (`FullTextIndexKind.updateUnchecked`). Entries are used only
+// by an index whose definition is the one they were made for; any other save tokenizes.
+
+/// One full-text index's entries for one document body, made by `FullTextPreparer`: what
+/// `FullTextTokenizer.forEachInternedEntry` hands out, copied out of the tokenizer's workspace.
+package struct PreparedFullText: Sendable {
+    /// The index the entries were made for; an index with another definition ignores them.
+    let definition: IndexDefinition
+    /// The term cache the term IDs belong to (nil: the document has no terms).
+    let cacheKey: TermCacheKey?
+    /// The document's indexed token count (its BM25 length).
+    let tokenCount: Int
+    /// Per distinct term, in the tokenizer's order: its term ID, frequency, and where its
+    /// UTF-8 bytes and encoded positions end in `bytes` (each starts where the previous ends).
+    let entries: [Entry]
+    let bytes: [UInt8]
+
+    struct Entry: Sendable {
+        var termID: Int32
+        var frequency: Int32
+        var termEnd: Int32
+        var valueEnd: Int32
+    }
+
+    /// Calls `body` with each entry, as `forEachInternedEntry` would have.
+    func forEach(_ body: InternedEntryBody) rethrows {
+        guard let key = cacheKey else { return }
+        try bytes.withUnsafeBufferPointer { all in
+            var start = 0
+            for e in entries {
+                let term = UnsafeBufferPointer(rebasing: all[start..<Int(e.termEnd)])
+                let value = UnsafeBufferPointer(rebasing: all[Int(e.termEnd)..<Int(e.valueEnd)])
+                try body(key, tokenCount, e.termID, term, value, Int(e.frequency))
+                start = Int(e.valueEnd)
+            }
+        }
+    }
+}
+
+/// Tokenizes document bodies for a collection's full-text indexes ahead of their saves, on
+/// any thread (each call takes a tokenizer workspace of its own).
+///
+/// Covers the full-text indexes whose expressions are plain property paths and that have no
+/// `where` (their text is read in place from the body); a save into any other index, or into
+/// an index created or changed since, tokenizes as usual.
+package final class FullTextPreparer: Sendable {
+    private let indexes: [(definition: IndexDefinition, kind: FullTextIndexKind, paths: [CompiledPath])]
+
+    init(store: CollectionStore) {
+        indexes = store.indexes.compactMap { index in
+            guard let kind = index.kind as? FullTextIndexKind, let paths = index.plainPaths, index.whereClause == nil else { return nil }
+            return (index.definition, kind, paths)
+        }
+    }
+
+    /// True if no index of the collection can use prepared entries.
+    package var isEmpty: Bool { indexes.isEmpty }
+
+    /// The entries of a binary document `body` for each covered index.
+    func entries(forBody body: UnsafeRawBufferPointer) -> [PreparedFullText] {
+        guard !indexes.isEmpty, let root = BinaryValue.root(body) else { return [] }
+        return indexes.map { index in
+            let columns = index.paths.map { $0.lookup(in: root) }
+            var key: TermCacheKey? = nil
+            var entries: [PreparedFullText.Entry] = []
+            var bytes: [UInt8] = []
+            let tokenCount = index.kind.tokenizer.forEachInternedEntry(forBinary: columns) { k, _, id, term, value, frequency in
+                key = k
+                bytes.append(contentsOf: term)
+                let termEnd = Int32(bytes.count)
+                bytes.append(contentsOf: value)
+                entries.append(PreparedFullText.Entry(termID: id, frequency: Int32(frequency), termEnd: termEnd, valueEnd: Int32(bytes.count)))
+            }
+            return PreparedFullText(definition: index.definition, cacheKey: key, tokenCount: tokenCount, entries: entries, bytes: bytes)
+        }
+    }
+}

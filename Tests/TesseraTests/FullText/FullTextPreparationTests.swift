@@ -1,0 +1,128 @@
+import Dispatch
+import Testing
+@testable import Tessera
+
+/// Full-text entries tokenized before the write transaction (`FullTextPreparer`, run by
+/// `tessera import` on its parser thread) store exactly what a save that tokenizes stores,
+/// and are ignored by an index whose definition is not the one they were made for.
+@Suite("Full-text: entries prepared before the save")
+struct FullTextPreparationTests {
+    /// Every key and value of every table of a collection's indexes, by index name.
+    static func indexTables(_ db: Database, _ coll: Collection) throws -> [String: [[UInt8]: [UInt8]]] {
+        let store = try coll.currentStore()
+        return try db.read { snap in
+            var out: [String: [[UInt8]: [UInt8]]] = [:]
+            for index in store.indexes {
+                var entries: [[UInt8]: [UInt8]] = [:]
+                for (t, table) in ([index.table] + index.extraTables).enumerated() {
+                    try snap.withCursor(table) { c in
+                        try c.forEach { k, v in entries[[UInt8(t)] + Array(k)] = Array(v); return true }
+                    }
+                }
+                out[index.definition.name] = entries
+            }
+            return out
+        }
+    }
+
+    static let words = ["amber", "birch", "cedar", "running", "runs", "the", "of", "view", "nights", "Über", "café", "x"]
+
+    /// A random body: text in `body` (sometimes missing or not a string), a title, a number.
+    static func json(_ r: inout SplitMix64) -> String {
+        let text = (0..<(1 + r.int(12))).map { _ in words[r.int(words.count)] }.joined(separator: " ")
+        switch r.int(10) {
+        case 0: return #"{"n": \#(r.int(100))}"#
+        case 1: return #"{"body": \#(r.int(100)), "title": "\#(text)"}"#
+        case 2: return #"{"body": null, "n": 1}"#
+        default: return #"{"body": "\#(text)", "title": "\#(words[r.int(words.count)])", "n": \#(r.int(100))}"#
+        }
+    }
+
+    static func encoded(_ json: String) throws -> [UInt8] {
+        var text = json
+        return try text.withUTF8 { try BinaryEncoder.encodeJSON(UnsafeRawBufferPointer($0)) }
+    }
+
+    /// Bodies prepared on other threads at once (the tokenizer's workspaces are shared).
+    static func preparedConcurrently(_ jsons: [String], _ preparer: FullTextPreparer) throws -> [PreparedBody] {
+        let plain = try jsons.map { try PreparedBody(id: nil, encodedBody: try encoded($0)) }
+        let out = UnsafeMutableBufferPointer<PreparedBody>.allocate(capacity: plain.count)
+        defer { out.deallocate() }
+        _ = out.initialize(from: plain)
+        nonisolated(unsafe) let shared = out
+        DispatchQueue.concurrentPerform(iterations: plain.count) { i in preparer.prepare(&shared[i]) }
+        defer { out.deinitialize() }
+        return Array(out)
+    }
+
+    @Test func preparedEntriesStoreWhatTokenizingStores() throws {
+        let plainDB = try Database.temporary()
+        let preparedDB = try Database.temporary()
+        defer { try? plainDB.close(); try? preparedDB.close() }
+        var collections: [Collection] = []
+        for db in [plainDB, preparedDB] {
+            let c = try db.defaultCollection()
+            try c.createIndex(withName: "ft", config: FullTextIndexConfiguration(["body"], language: "en"))
+            try c.createIndex(withName: "ftBoth", config: FullTextIndexConfiguration(["body", "title"], ignoreAccents: true, language: ""))
+            // A partial index and a value index are not prepared: they index as usual.
+            try c.createIndex(withName: "ftPartial", config: FullTextIndexConfiguration(["title"], where: "n > 50", language: "en"))
+            try c.createIndex(withName: "byN", config: ValueIndexConfiguration(["n"]))
+            collections.append(c)
+        }
+        let (plain, prepared) = (collections[0], collections[1])
+        let preparer = try prepared.fullTextPreparer()
+        #expect(!preparer.isEmpty)
+
+        var r = SplitMix64(seed: 42)
+        for round in 0..<6 {
+            // New documents, then updates of some (the old text retires its number), in
+            // batches as `tessera import` commits them.
+            let ids = (0..<150).map { i in round % 2 == 0 ? "r\(round)-\(i)" : "r\(round - 1)-\(r.int(150))" }
+            let jsons = ids.map { _ in Self.json(&r) }
+            let bodies = try Self.preparedConcurrently(jsons, preparer)
+            #expect(bodies.contains { !$0.fullText.isEmpty })
+            #expect(bodies.allSatisfy { $0.fullText.count == 2 }, "the partial index is not prepared")
+            try plainDB.inBatch { for (id, json) in zip(ids, jsons) { try plain.save(id: id, json: json) } }
+            try preparedDB.inBatch { for (id, body) in zip(ids, bodies) { try prepared.save(id: id, prepared: body) } }
+            #expect(try Self.indexTables(plainDB, plain) == Self.indexTables(preparedDB, prepared), "round \(round)")
+        }
+        for index in ["ft", "ftBoth"] {
+            for q in ["run", "amber birch", "\"view nights\"", "cafe", "über OR x"] {
+                let sql = "SELECT meta().id AS id FROM _ WHERE match(\(index), $q) ORDER BY meta().id"
+                let a = try plainDB.createQuery(sql); a.parameters = Parameters().setString(q, forName: "q")
+                let b = try preparedDB.createQuery(sql); b.parameters = Parameters().setString(q, forName: "q")
+                let want = try a.execute().allResults().map { $0.string(at: 0) }
+                #expect(try b.execute().allResults().map { $0.string(at: 0) } == want, "\(index) '\(q)'")
+                if index == "ft" && q == "run" { #expect(want.count > 10) }
+            }
+        }
+        let report = try preparedDB.integrityCheck()
+        #expect(report.isOK, "\(report)")
+    }
+
+    @Test func entriesMadeForAnotherDefinitionAreNotUsed() throws {
+        let (db, coll) = try temporaryDocsDatabase()
+        defer { try? db.close() }
+        try coll.createIndex(withName: "ft", config: FullTextIndexConfiguration(["body"], language: "en"))
+        let preparer = try coll.fullTextPreparer()
+        let bodies = try Self.preparedConcurrently([#"{"body": "running nights"}"#, #"{"body": "the runs"}"#], preparer)
+        // The index is made again without stemming before the bodies are saved: their
+        // stemmed entries ("run", "night") must not be stored.
+        try coll.deleteIndex(forName: "ft")
+        try coll.createIndex(withName: "ft", config: FullTextIndexConfiguration(["body"], language: ""))
+        try db.inBatch {
+            try coll.save(id: "a", prepared: bodies[0])
+            try coll.save(id: "b", prepared: bodies[1])
+        }
+        func ids(_ q: String) throws -> [String] {
+            let query = try db.createQuery("SELECT meta().id AS id FROM docs WHERE match(ft, $q) ORDER BY meta().id")
+            query.parameters = Parameters().setString(q, forName: "q")
+            return try query.execute().allResults().compactMap { $0.string(at: 0) }
+        }
+        #expect(try ids("running") == ["a"])
+        #expect(try ids("run").isEmpty)
+        #expect(try ids("the") == ["b"])
+        let report = try db.integrityCheck()
+        #expect(report.isOK, "\(report)")
+    }
+}
