@@ -126,3 +126,70 @@ struct FullTextPreparationTests {
         #expect(report.isOK, "\(report)")
     }
 }
+
+/// A large transaction tokenizes on a second core (`FullTextBackgroundTokenizer`): what it
+/// stores, and what queries inside the transaction see, is what tokenizing in place gives.
+@Suite("Full-text: tokenizing on a second core")
+struct FullTextBackgroundTokenizerTests {
+    typealias Maintenance = FullTextBlockMaintenanceTests
+
+    @Test(arguments: [21, 22, 23] as [UInt64])
+    func aLargeBatchIndexesWhatItSaves(seed: UInt64) throws {
+        var r = SeededRandom(seed: seed)
+        let (db, coll) = try temporaryDocsDatabase()
+        defer { try? db.close() }
+        try coll.createIndex(withName: "ftLive", config: FullTextIndexConfiguration(["body"], language: ""))
+        var model: [String: String] = [:]
+        let total = FullTextPendingChanges.backgroundAfter + 6 * FullTextBackgroundTokenizer.chunkSize + 37
+        var checkedInside = 0
+        try db.inBatch {
+            for d in 0..<total {
+                let body = Maintenance.text(&r)
+                try coll.save(id: "doc\(d)", properties: ["body": .string(body)])
+                model["doc\(d)"] = body
+                // Edits and deletes of documents saved moments ago (still being tokenized).
+                if d > FullTextPendingChanges.backgroundAfter && r.int(20) == 0 {
+                    let victim = "doc\(d - r.int(40))"
+                    if r.int(2) == 0 {
+                        let edited = Maintenance.text(&r)
+                        try coll.save(id: victim, properties: ["body": .string(edited)])
+                        model[victim] = edited
+                    } else if model[victim] != nil {
+                        try coll.delete(id: victim)
+                        model[victim] = nil
+                    }
+                }
+                // A query inside the batch sees every save so far.
+                if d % 700 == 699 {
+                    let w = Maintenance.words[r.int(Maintenance.words.count)]
+                    let got = try Maintenance.query(db, "SELECT meta().id AS id FROM docs WHERE match(ftLive, $q)", w).sorted()
+                    #expect(got == Maintenance.ids(matching: w, model), "inside the batch at \(d), '\(w)'")
+                    checkedInside += 1
+                }
+            }
+        }
+        #expect(checkedInside >= 2)
+        try Maintenance().verify(db, model, round: 0, indexes: ["ftLive"])
+        try Maintenance().expectSameAsRebuilt(db, coll, model: model, "seed \(seed)")
+    }
+
+    @Test func aBatchThatFailsLeavesNothing() throws {
+        var r = SeededRandom(seed: 5)
+        let (db, coll) = try temporaryDocsDatabase()
+        defer { try? db.close() }
+        try coll.createIndex(withName: "ftLive", config: FullTextIndexConfiguration(["body"], language: ""))
+        struct Stop: Error {}
+        #expect(throws: Stop.self) {
+            try db.inBatch {
+                for d in 0..<(FullTextPendingChanges.backgroundAfter + 3 * FullTextBackgroundTokenizer.chunkSize + 5) {
+                    try coll.save(id: "doc\(d)", properties: ["body": .string(Maintenance.text(&r))])
+                }
+                throw Stop()
+            }
+        }
+        #expect(try coll.count == 0)
+        #expect(try Maintenance.query(db, "SELECT meta().id AS id FROM docs WHERE match(ftLive, $q)", Maintenance.words[0]).isEmpty)
+        let report = try db.performMaintenance(.integrityCheck)
+        #expect(report.isOK, "\(report)")
+    }
+}

@@ -188,7 +188,13 @@ final class FullTextIndexKind: IndexKind, @unchecked Sendable {
         if let o = oldColumns {
             // The old version retires its number (its postings stay where they are and are
             // skipped by readers until a vacuum drops them): its text is not tokenized again.
-            guard let raw = try txn.get(stats, key: numberKey) else {
+            var found = try txn.get(stats, key: numberKey)
+            if found == nil, !(pending.background?.isEmpty ?? true) {
+                // Saved earlier in this transaction and still being tokenized: number it first.
+                try pending.drainBackground(txn)
+                found = try txn.get(stats, key: numberKey)
+            }
+            guard let raw = found else {
                 throw DatabaseError(.corrupt, "full-text index '\(definition.name)' has no number for document '\(docID)' (run an integrity check)")
             }
             let (old, storedTokens) = try FullTextPostingsCodec.decodeDocumentNumber(raw)
@@ -207,23 +213,32 @@ final class FullTextIndexKind: IndexKind, @unchecked Sendable {
             let number = pending.state.nextDocument
             guard number < UInt32.max else { throw DatabaseError(.limitReached, "full-text index '\(definition.name)' has numbered 2³² documents; rebuild it") }
             pending.state.nextDocument += 1
-            func add(_ key: TermCacheKey, _ tokenCount: Int, _ id: Int32, _ term: UnsafeBufferPointer<UInt8>,
-                     _ value: UnsafeBufferPointer<UInt8>, _ frequency: Int) {
-                pending.addInterned(key: key, termID: id, term: term, document: number, tokenCount: tokenCount,
-                                    positions: value, frequency: frequency)
-            }
-            let tokens: Int
+            defer { pending.documentsNumbered += 1 }
             if let prepared = txn.preparedIndexEntries.lazy.compactMap({ $0 as? PreparedFullText }).first(where: { $0.definition == definition }) {
                 // Tokenized before the transaction, from this very body.
-                prepared.forEach(add)
-                tokens = prepared.tokenCount
+                try pending.index(number: number, id: idBytes, entries: prepared, txn: txn)
+            } else if case .binary = columns, let paths = store.plainPaths, let new,
+                      pending.documentsNumbered >= FullTextPendingChanges.backgroundAfter {
+                // A large transaction: tokenized on a second core, queued a chunk later.
+                let background = pending.background ?? FullTextBackgroundTokenizer(kind: self, paths: paths)
+                pending.background = background
+                // The retired number's key goes now, so that another save of this document
+                // before the new number is written waits for it (above) instead of retiring
+                // the old number twice.
+                if oldColumns != nil { _ = try txn.delete(stats, key: numberKey) }
+                try background.submit(.init(number: number, id: idBytes, body: Array(new))) { job, prepared in
+                    try pending.index(number: job.number, id: job.id, entries: prepared, txn: txn)
+                }
             } else {
-                tokens = forEachInternedEntry(columns, add)
+                let tokens = forEachInternedEntry(columns) { key, tokenCount, id, term, value, frequency in
+                    pending.addInterned(key: key, termID: id, term: term, document: number, tokenCount: tokenCount,
+                                        positions: value, frequency: frequency)
+                }
+                try txn.put(stats, key: numberKey, value: FullTextPostingsCodec.documentNumberValue(number, tokens: tokens))
+                try txn.put(stats, key: FullTextPostingsCodec.documentIDKey(number), value: idBytes)
+                pending.state.statistics.documentCount += 1
+                pending.state.statistics.totalTokens += tokens
             }
-            try txn.put(stats, key: numberKey, value: FullTextPostingsCodec.documentNumberValue(number, tokens: tokens))
-            try txn.put(stats, key: FullTextPostingsCodec.documentIDKey(number), value: idBytes)
-            pending.state.statistics.documentCount += 1
-            pending.state.statistics.totalTokens += tokens
         }
         if pending.isLarge() { try pending.flush(txn: txn) }
     }
@@ -607,6 +622,33 @@ final class FullTextPendingChanges: PendingIndexWork {
 
     /// Every change goes to `records` (no per-term streams): see `init(store:txn:)`.
     private let recordsOnly: Bool
+
+    /// Documents this queue has numbered; from `backgroundAfter` on, new text is tokenized
+    /// on a second core (`FullTextBackgroundTokenizer`).
+    var documentsNumbered = 0
+    static let backgroundAfter = 512
+    var background: FullTextBackgroundTokenizer?
+
+    /// Queues a document's entries made elsewhere (before the transaction or on the
+    /// background tokenizer) under `number`, and numbers it in the statistics table.
+    func index(number: UInt32, id: [UInt8], entries prepared: PreparedFullText, txn: WriteTransaction) throws {
+        guard let stats = store.statsTable else { return }
+        prepared.forEach { key, tokenCount, termID, term, value, frequency in
+            addInterned(key: key, termID: termID, term: term, document: number, tokenCount: tokenCount,
+                        positions: value, frequency: frequency)
+        }
+        try txn.put(stats, key: FullTextPostingsCodec.documentNumberKey(id),
+                    value: FullTextPostingsCodec.documentNumberValue(number, tokens: prepared.tokenCount))
+        try txn.put(stats, key: FullTextPostingsCodec.documentIDKey(number), value: id)
+        state.statistics.documentCount += 1
+        state.statistics.totalTokens += prepared.tokenCount
+    }
+
+    /// Queues the entries of every document handed to the background tokenizer.
+    func drainBackground(_ txn: WriteTransaction) throws {
+        guard let b = background, !b.isEmpty else { return }
+        try b.drain { job, prepared in try index(number: job.number, id: job.id, entries: prepared, txn: txn) }
+    }
 
     init(store: IndexStore, state: FullTextIndexState, recordsOnly: Bool = false) {
         self.store = store
@@ -1016,6 +1058,7 @@ final class FullTextPendingChanges: PendingIndexWork {
     ///   - segment: a small flush into an index that has blocks may write a segment (see
     ///     "Segments" in `FullTextPostingsCodec`); a back-fill never does.
     func flush(txn: WriteTransaction, writeState: Bool = true, segment: Bool = true) throws {
+        try drainBackground(txn)
         if postingCount > 0 {
             let table = store.table
             if segment, postingCount <= Self.segmentPostingLimit, !hasRemovals,

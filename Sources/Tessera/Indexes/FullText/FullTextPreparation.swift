@@ -25,6 +25,30 @@ package struct PreparedFullText: Sendable {
         var valueEnd: Int32
     }
 
+    /// Tokenizes the columns at `paths` of the binary document `root` with `kind`'s tokenizer.
+    init(tokenizing root: BinaryValue, paths: [CompiledPath], kind: FullTextIndexKind) {
+        let columns = paths.map { $0.lookup(in: root) }
+        var key: TermCacheKey? = nil
+        var entries: [Entry] = []
+        var bytes: [UInt8] = []
+        let tokenCount = kind.tokenizer.forEachInternedEntry(forBinary: columns) { k, _, id, term, value, frequency in
+            key = k
+            bytes.append(contentsOf: term)
+            let termEnd = Int32(bytes.count)
+            bytes.append(contentsOf: value)
+            entries.append(Entry(termID: id, frequency: Int32(frequency), termEnd: termEnd, valueEnd: Int32(bytes.count)))
+        }
+        self.init(definition: kind.definition, cacheKey: key, tokenCount: tokenCount, entries: entries, bytes: bytes)
+    }
+
+    init(definition: IndexDefinition, cacheKey: TermCacheKey?, tokenCount: Int, entries: [Entry], bytes: [UInt8]) {
+        self.definition = definition
+        self.cacheKey = cacheKey
+        self.tokenCount = tokenCount
+        self.entries = entries
+        self.bytes = bytes
+    }
+
     /// Calls `body` with each entry, as `forEachInternedEntry` would have.
     func forEach(_ body: InternedEntryBody) rethrows {
         guard let key = cacheKey else { return }
@@ -47,12 +71,12 @@ package struct PreparedFullText: Sendable {
 /// `where` (their text is read in place from the body); a save into any other index, or into
 /// an index created or changed since, tokenizes as usual.
 package final class FullTextPreparer: Sendable {
-    private let indexes: [(definition: IndexDefinition, kind: FullTextIndexKind, paths: [CompiledPath])]
+    private let indexes: [(kind: FullTextIndexKind, paths: [CompiledPath])]
 
     init(store: CollectionStore) {
         indexes = store.indexes.compactMap { index in
             guard let kind = index.kind as? FullTextIndexKind, let paths = index.plainPaths, index.whereClause == nil else { return nil }
-            return (index.definition, kind, paths)
+            return (kind, paths)
         }
     }
 
@@ -62,19 +86,6 @@ package final class FullTextPreparer: Sendable {
     /// The entries of a binary document `body` for each covered index.
     func entries(forBody body: UnsafeRawBufferPointer) -> [PreparedFullText] {
         guard !indexes.isEmpty, let root = BinaryValue.root(body) else { return [] }
-        return indexes.map { index in
-            let columns = index.paths.map { $0.lookup(in: root) }
-            var key: TermCacheKey? = nil
-            var entries: [PreparedFullText.Entry] = []
-            var bytes: [UInt8] = []
-            let tokenCount = index.kind.tokenizer.forEachInternedEntry(forBinary: columns) { k, _, id, term, value, frequency in
-                key = k
-                bytes.append(contentsOf: term)
-                let termEnd = Int32(bytes.count)
-                bytes.append(contentsOf: value)
-                entries.append(PreparedFullText.Entry(termID: id, frequency: Int32(frequency), termEnd: termEnd, valueEnd: Int32(bytes.count)))
-            }
-            return PreparedFullText(definition: index.definition, cacheKey: key, tokenCount: tokenCount, entries: entries, bytes: bytes)
-        }
+        return indexes.map { PreparedFullText(tokenizing: root, paths: $0.paths, kind: $0.kind) }
     }
 }
