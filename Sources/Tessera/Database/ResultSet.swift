@@ -235,13 +235,27 @@ public struct Result: Sendable, CustomStringConvertible {
     public subscript(i: Int) -> Value { value(at: i) ?? .missing }
 
     /// The string at column `i`.
-    public func string(at i: Int) -> String? { value(at: i)?.stringValue }
+    public func string(at i: Int) -> String? {
+        // The common cell, a string value, is read without copying the cell's `Value` first.
+        guard i >= 0, i < cells.count else { return nil }
+        switch cells[i] {
+        case .value(.string(let s)): return s
+        case .value: return nil
+        case .encoded: return cells[i].value.stringValue
+        }
+    }
     /// The string of column `name`.
     public func string(forKey name: String) -> String? { value(forKey: name)?.stringValue }
     /// The integer at column `i` (0 if absent or not a number).
     public func int(at i: Int) -> Int {
-        let v = value(at: i)
-        return v?.intValue.map { Int($0) } ?? Int(v?.doubleValue ?? 0)
+        guard i >= 0, i < cells.count else { return 0 }
+        let v: Value
+        switch cells[i] {
+        case .value(.int(let n)): return Int(n)
+        case .value(let x): v = x
+        case .encoded: v = cells[i].value
+        }
+        return v.intValue.map { Int($0) } ?? Int(v.doubleValue ?? 0)
     }
     /// The integer of column `name`.
     public func int(forKey name: String) -> Int { index[name].map { int(at: $0) } ?? 0 }

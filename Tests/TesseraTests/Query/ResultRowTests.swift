@@ -133,3 +133,34 @@ struct ResultRowTests {
         }
     }
 }
+
+/// The typed accessors (`string(at:)` and `int(at:)` read the common cells without copying
+/// them first) give what `value(at:)` gives, for every kind of cell and index.
+@Suite("Result accessors")
+struct ResultAccessorTests {
+    @Test func typedAccessorsAgreeWithValue() throws {
+        let values: [Value] = [.missing, .null, .bool(true), .int(-7), .int(Int64.max), .double(2.5), .double(-3.0),
+                               .double(1e300), .string(""), .string("short"), .string(String(repeating: "long é ", count: 9)),
+                               .array([.int(1)]), .object(["a": .int(1)])]
+        let columns = ResultColumns(values.indices.map { "c\($0)" })
+        // Cells kept encoded (as `SELECT *` columns are): a string and a number.
+        let encoded = [Value.string("kept encoded"), .int(4)].map { v in
+            BinaryEncoder.encode(v).withUnsafeBytes { ResultCell(copying: BinaryValue(buffer: $0, offset: 1)) }
+        }
+        for width in [1, 2, 3, values.count] {
+            for start in 0..<(values.count - width + 1) {
+                var cells = values[start..<(start + width)].map { ResultCell.value($0) }
+                if width >= 2 { cells[start % 2] = encoded[start % 2] }
+                let row = Result(cells: RowCells(cells), columns: columns)
+                for i in -1...(width) {
+                    let v = row.value(at: i)
+                    #expect(row.string(at: i) == v?.stringValue, "width \(width), start \(start), column \(i)")
+                    let wantInt = v?.intValue.map { Int($0) } ?? Int(exactly: (v?.doubleValue ?? 0).rounded(.towardZero)) ?? 0
+                    if v?.doubleValue.map({ abs($0) < 1e18 }) ?? true {
+                        #expect(row.int(at: i) == wantInt, "width \(width), start \(start), column \(i)")
+                    }
+                }
+            }
+        }
+    }
+}
