@@ -193,3 +193,40 @@ struct FullTextBackgroundTokenizerTests {
         #expect(report.isOK, "\(report)")
     }
 }
+
+extension FullTextBackgroundTokenizerTests {
+    /// Large bodies are handed to the worker after 16 MB, not after 256 documents, and every
+    /// document's entries come back once, in the order submitted, equal to tokenizing in place.
+    @Test func largeBodiesAreHandedOverByTheirSize() throws {
+        let (db, coll) = try temporaryDocsDatabase()
+        defer { try? db.close() }
+        try coll.createIndex(withName: "ft", config: FullTextIndexConfiguration(["body"], language: "en"))
+        let index = try #require(try coll.currentStore().indexes.first)
+        let kind = try #require(index.kind as? FullTextIndexKind)
+        let paths = try #require(index.plainPaths)
+        var r = SeededRandom(seed: 9)
+        let bodyBytes = 200_000
+        let perChunk = (FullTextBackgroundTokenizer.chunkBytes + bodyBytes - 1) / bodyBytes
+        #expect(perChunk < FullTextBackgroundTokenizer.chunkSize)
+        let background = FullTextBackgroundTokenizer(kind: kind, paths: paths)
+        var applied: [UInt32] = []
+        var bodies: [[UInt8]] = []
+        func apply(_ job: FullTextBackgroundTokenizer.Job, _ prepared: PreparedFullText) {
+            applied.append(job.number)
+            let inPlace = job.body.withUnsafeBytes { PreparedFullText(tokenizing: BinaryValue.root($0)!, paths: paths, kind: kind) }
+            #expect(prepared.tokenCount == inPlace.tokenCount && prepared.bytes == inPlace.bytes, "document \(job.number)")
+        }
+        for n in 0..<UInt32(2 * perChunk + 10) {
+            var text = ""
+            while text.utf8.count < bodyBytes { text += FullTextBlockMaintenanceTests.text(&r) + " " }
+            let body = BinaryEncoder.encode(.object(["body": .string(text)]))
+            bodies.append(body)
+            try background.submit(.init(number: n, id: Array("d\(n)".utf8), body: body), apply: apply)
+        }
+        // Two chunks were handed over by size; the first has come back.
+        #expect(applied == Array(0..<UInt32(perChunk)))
+        try background.drain(apply)
+        #expect(applied == Array(0..<UInt32(2 * perChunk + 10)))
+        #expect(background.isEmpty)
+    }
+}

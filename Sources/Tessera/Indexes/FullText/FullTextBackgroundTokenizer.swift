@@ -27,10 +27,14 @@ final class FullTextBackgroundTokenizer {
 
     /// Documents per chunk handed to the worker.
     static let chunkSize = 256
+    /// Body bytes after which a chunk is handed over early (large documents): at most two
+    /// chunks' copies are held, about 32 MB plus the largest body.
+    static let chunkBytes = 16 << 20
 
     private let kind: FullTextIndexKind
     private let paths: [CompiledPath]
     private var filling: [Job] = []
+    private var fillingBytes = 0
     private var running: Chunk?
 
     init(kind: FullTextIndexKind, paths: [CompiledPath]) {
@@ -46,10 +50,12 @@ final class FullTextBackgroundTokenizer {
     /// order) and the full one goes to the worker.
     func submit(_ job: Job, apply: (Job, PreparedFullText) throws -> Void) throws {
         filling.append(job)
-        guard filling.count >= Self.chunkSize else { return }
+        fillingBytes += job.body.count
+        guard filling.count >= Self.chunkSize || fillingBytes >= Self.chunkBytes else { return }
         try finishRunning(apply)
         let chunk = Chunk(filling)
         filling = []
+        fillingBytes = 0
         filling.reserveCapacity(Self.chunkSize)
         let kind = kind, paths = paths
         running = chunk
@@ -72,6 +78,7 @@ final class FullTextBackgroundTokenizer {
         try finishRunning(apply)
         let waiting = filling
         filling = []
+        fillingBytes = 0
         for job in waiting {
             let prepared = job.body.withUnsafeBytes { raw in
                 BinaryValue.root(raw).map { PreparedFullText(tokenizing: $0, paths: paths, kind: kind) }

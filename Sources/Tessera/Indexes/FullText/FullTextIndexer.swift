@@ -1162,11 +1162,13 @@ final class FullTextPendingChanges: PendingIndexWork {
         // move this transaction's own dirty pages): offsets into `bytes`.
         var bytes = UnsafeGrowableBuffer<UInt8>(capacity: 1 << 16)
         defer { bytes.deallocate() }
-        var runs: [[(term: Range<Int>, value: Range<Int>)]] = []
+        // Each term also gets its first eight bytes as a big-endian integer: the merge below
+        // compares those first (as `slotsInTermOrder` does).
+        var runs: [[(term: Range<Int>, value: Range<Int>, prefix: UInt64)]] = []
         try txn.withCursor(stats) { c in
             for segment in 0..<UInt32(state.segments) {
                 let prefix = FullTextPostingsCodec.segmentPrefix(segment)
-                var run: [(term: Range<Int>, value: Range<Int>)] = []
+                var run: [(term: Range<Int>, value: Range<Int>, prefix: UInt64)] = []
                 var ok = try c.seek(prefix)
                 while ok && keyHasPrefix(c.key, prefix) {
                     let termStart = bytes.count
@@ -1174,8 +1176,10 @@ final class FullTextPendingChanges: PendingIndexWork {
                         bytes.append(c.key.baseAddress!.assumingMemoryBound(to: UInt8.self) + prefix.count, count: c.key.count - prefix.count)
                     }
                     let valueStart = bytes.count
+                    var termPrefix: UInt64 = 0
+                    for j in 0..<8 { termPrefix = termPrefix << 8 | UInt64(termStart + j < valueStart ? bytes.base[termStart + j] : 0) }
                     if let v = c.value.baseAddress { bytes.append(v.assumingMemoryBound(to: UInt8.self), count: c.value.count) }
-                    run.append((termStart..<valueStart, valueStart..<bytes.count))
+                    run.append((termStart..<valueStart, valueStart..<bytes.count, termPrefix))
                     ok = try c.next()
                 }
                 runs.append(run)
@@ -1190,15 +1194,20 @@ final class FullTextPendingChanges: PendingIndexWork {
         try txn.withCursor(table) { cursor in
             var writer = BlockWriter(txn: txn, table: table, append: false)
             defer { writer.deallocate() }
+            func order(_ a: (term: Range<Int>, value: Range<Int>, prefix: UInt64), _ b: (term: Range<Int>, value: Range<Int>, prefix: UInt64)) -> Int {
+                if a.prefix != b.prefix { return a.prefix < b.prefix ? -1 : 1 }
+                return compareStoredKeys(slice(a.term), slice(b.term))
+            }
             while true {
-                var smallest: UnsafeRawBufferPointer? = nil
+                var smallest = -1
                 for r in runs.indices where heads[r] < runs[r].count {
-                    let t = slice(runs[r][heads[r]].term)
-                    if smallest == nil || compareStoredKeys(t, smallest!) < 0 { smallest = t }
+                    if smallest < 0 || order(runs[r][heads[r]], runs[smallest][heads[smallest]]) < 0 { smallest = r }
                 }
-                guard let term = smallest else { break }
+                guard smallest >= 0 else { break }
+                let head = runs[smallest][heads[smallest]]
+                let term = slice(head.term)
                 changes.removeAll(keepingCapacity: true)
-                for r in runs.indices where heads[r] < runs[r].count && compareStoredKeys(slice(runs[r][heads[r]].term), term) == 0 {
+                for r in runs.indices where heads[r] < runs[r].count && order(runs[r][heads[r]], head) == 0 {
                     guard let (first, entries) = FullTextPostingsCodec.splitSegmentValue(slice(runs[r][heads[r]].value)) else {
                         throw FullTextIndexCorruption("short segment entry")
                     }
@@ -1212,9 +1221,15 @@ final class FullTextPendingChanges: PendingIndexWork {
                 try merge(term: Array(term), changes: changes, cursor: cursor, txn: txn, writer: &writer)
             }
         }
+        var key: [UInt8] = []
         for (segment, run) in runs.enumerated() {
             let prefix = FullTextPostingsCodec.segmentPrefix(UInt32(segment))
-            for entry in run { _ = try txn.delete(stats, key: prefix + Array(slice(entry.term))) }
+            for entry in run {
+                key.removeAll(keepingCapacity: true)
+                key.append(contentsOf: prefix)
+                key.append(contentsOf: slice(entry.term))
+                _ = try txn.delete(stats, key: key)
+            }
         }
         state.segments = 0
         state.segmentPostings = 0
