@@ -150,12 +150,16 @@ struct FullTextBackgroundTokenizerTests {
                 // Edits and deletes of documents saved moments ago (still being tokenized).
                 if d > FullTextPendingChanges.backgroundAfter && r.int(20) == 0 {
                     let victim = "doc\(d - r.int(40))"
-                    if r.int(2) == 0 {
+                    let roll = r.int(3)
+                    if roll == 0 {
                         let edited = Maintenance.text(&r)
                         try coll.save(id: victim, properties: ["body": .string(edited)])
                         model[victim] = edited
-                    } else if model[victim] != nil {
+                    } else if roll == 1, model[victim] != nil {
                         try coll.delete(id: victim)
+                        model[victim] = nil
+                    } else if roll == 2, model[victim] != nil {
+                        try coll.purge(id: victim)
                         model[victim] = nil
                     }
                 }
@@ -171,6 +175,32 @@ struct FullTextBackgroundTokenizerTests {
         #expect(checkedInside >= 2)
         try Maintenance().verify(db, model, round: 0, indexes: ["ftLive"])
         try Maintenance().expectSameAsRebuilt(db, coll, model: model, "seed \(seed)")
+    }
+
+    @Test func anIndexDroppedAndMadeAgainWhileChunksAreInFlight() throws {
+        var r = SeededRandom(seed: 31)
+        let (db, coll) = try temporaryDocsDatabase()
+        defer { try? db.close() }
+        try coll.createIndex(withName: "ftLive", config: FullTextIndexConfiguration(["body"], language: ""))
+        var model: [String: String] = [:]
+        let n = FullTextPendingChanges.backgroundAfter + 2 * FullTextBackgroundTokenizer.chunkSize + 17
+        try db.inBatch {
+            for d in 0..<n {
+                let body = Maintenance.text(&r)
+                try coll.save(id: "doc\(d)", properties: ["body": .string(body)])
+                model["doc\(d)"] = body
+            }
+            // Chunks are in flight: the index goes, and comes back built from the documents.
+            try coll.deleteIndex(forName: "ftLive")
+            try coll.createIndex(withName: "ftLive", config: FullTextIndexConfiguration(["body"], language: ""))
+            for d in n..<(2 * n) {
+                let body = Maintenance.text(&r)
+                try coll.save(id: "doc\(d)", properties: ["body": .string(body)])
+                model["doc\(d)"] = body
+            }
+        }
+        try Maintenance().verify(db, model, round: 0, indexes: ["ftLive"])
+        try Maintenance().expectSameAsRebuilt(db, coll, model: model, "dropped and made again")
     }
 
     @Test func aBatchThatFailsLeavesNothing() throws {

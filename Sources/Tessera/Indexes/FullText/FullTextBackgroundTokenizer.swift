@@ -1,4 +1,5 @@
 import Dispatch
+import Foundation
 
 // A large transaction's full-text tokenizing on a second core. Tokenizing is about a third
 // of a bulk load into a collection with a full-text index and needs nothing from the write
@@ -57,19 +58,22 @@ final class FullTextBackgroundTokenizer {
         filling = []
         fillingBytes = 0
         filling.reserveCapacity(Self.chunkSize)
-        let kind = kind, paths = paths
         running = chunk
-        DispatchQueue.global(qos: .userInitiated).async {
-            chunk.results = chunk.jobs.map { job in
-                job.body.withUnsafeBytes { raw in
-                    guard let root = BinaryValue.root(raw) else {
-                        return PreparedFullText(definition: kind.definition, cacheKey: nil, tokenCount: 0, entries: [], bytes: [])
+        if worker == nil {
+            let kind = kind, paths = paths
+            worker = Worker { chunk in
+                chunk.results = chunk.jobs.map { job in
+                    job.body.withUnsafeBytes { raw in
+                        guard let root = BinaryValue.root(raw) else {
+                            return PreparedFullText(definition: kind.definition, cacheKey: nil, tokenCount: 0, entries: [], bytes: [])
+                        }
+                        return PreparedFullText(tokenizing: root, paths: paths, kind: kind)
                     }
-                    return PreparedFullText(tokenizing: root, paths: paths, kind: kind)
                 }
+                chunk.done.signal()
             }
-            chunk.done.signal()
         }
+        worker!.submit(chunk)
     }
 
     /// Applies every queued document's entries, in order: the worker's chunk when it is done,
@@ -97,7 +101,53 @@ final class FullTextBackgroundTokenizer {
 
     deinit {
         // A transaction that ends early (an error) still waits for its worker, so that
-        // nothing runs on behalf of a closed transaction.
+        // nothing runs on behalf of a closed transaction; then the worker's thread ends.
         running?.done.wait()
+        worker?.stop()
+    }
+
+    /// The worker's own thread, started with the first chunk: not a thread of a shared pool,
+    /// whose threads an application may have blocked (waiting for this very database) while
+    /// the writer waits for a chunk.
+    private var worker: Worker?
+
+    private final class Worker: @unchecked Sendable {
+        // @unchecked Sendable: `queued` and `stopping` are guarded by `condition`.
+        private let condition = NSCondition()
+        private var queued: Chunk?
+        private var stopping = false
+
+        init(_ tokenize: @escaping @Sendable (Chunk) -> Void) {
+            let thread = Thread { [self] in
+                while let chunk = self.next() { tokenize(chunk) }
+            }
+            thread.name = "tessera.fulltext-tokenizer"
+            thread.start()
+        }
+
+        /// Hands a chunk to the thread (the writer waits for the previous one first).
+        func submit(_ chunk: Chunk) {
+            condition.lock()
+            queued = chunk
+            condition.signal()
+            condition.unlock()
+        }
+
+        /// Ends the thread once it has finished what it was given.
+        func stop() {
+            condition.lock()
+            stopping = true
+            condition.signal()
+            condition.unlock()
+        }
+
+        /// The next chunk, or nil when stopped.
+        private func next() -> Chunk? {
+            condition.lock()
+            defer { condition.unlock() }
+            while queued == nil && !stopping { condition.wait() }
+            defer { queued = nil }
+            return queued
+        }
     }
 }
