@@ -243,8 +243,8 @@ public final class Collection: @unchecked Sendable, CustomStringConvertible {
             try body.withUnsafeBytes { newBody in
                 // Entries tokenized before the transaction (`FullTextPreparer`) are the new
                 // body's, for this call only.
-                txn.preparedIndexEntries = fullText
-                defer { if !fullText.isEmpty { txn.preparedIndexEntries = [] } }
+                if !fullText.isEmpty { txn.preparedIndexEntries = fullText }
+                defer { if !fullText.isEmpty { txn.preparedIndexEntries = nil } }
                 try IndexMaintenance.update(store: store, txn: txn, docID: id, old: oldBody, new: deleting ? nil : newBody)
             }
             let seq = try ctx.nextSequence(key)

@@ -135,9 +135,10 @@ final class WriteTransaction: Snapshot {
     /// are written out instead).
     let spillDirectory: String?
     /// Index entries made before the transaction for the body being saved (full-text entries
-    /// tokenized on another thread), set by the save around its index maintenance and empty
-    /// otherwise; each index kind picks out those of its own type and definition.
-    var preparedIndexEntries: [any Sendable] = []
+    /// tokenized on another thread), set by the save around its index maintenance and nil
+    /// otherwise; an index kind takes them when they are its own entry type (an array, so
+    /// that setting them boxes nothing) and made for its definition.
+    var preparedIndexEntries: (any Sendable)?
 
     init(_ txn: Transaction, spillDirectory: String?) {
         self.spillDirectory = spillDirectory

@@ -214,7 +214,7 @@ final class FullTextIndexKind: IndexKind, @unchecked Sendable {
             guard number < UInt32.max else { throw DatabaseError(.limitReached, "full-text index '\(definition.name)' has numbered 2³² documents; rebuild it") }
             pending.state.nextDocument += 1
             defer { pending.documentsNumbered += 1 }
-            if let prepared = txn.preparedIndexEntries.lazy.compactMap({ $0 as? PreparedFullText }).first(where: { $0.definition == definition }) {
+            if let prepared = (txn.preparedIndexEntries as? [PreparedFullText])?.first(where: { $0.definition == definition }) {
                 // Tokenized before the transaction, from this very body.
                 try pending.index(number: number, id: idBytes, entries: prepared, txn: txn)
             } else if case .binary = columns, let paths = store.plainPaths, let new,
