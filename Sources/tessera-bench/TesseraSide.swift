@@ -3,7 +3,8 @@ import Tessera
 /// The Tessera side, through the public API only: one collection `docs`, the same indexes as the
 /// SQLite side (value `city` and `price`, partial `rating` for hotels, array `likes`, full text on
 /// `description` with `language: ""`, i.e. no stemming and no stop words, like SQLite's unicode61),
-/// `inBatch` for bulk loads and updates, and reused `Query` objects with parameters.
+/// `save(jsonDocuments:)` (one batch, JSON encoded on a second core) for bulk loads and updates,
+/// and reused `Query` objects with parameters.
 final class TesseraSide {
     let path: String
     let db: Database
@@ -63,10 +64,7 @@ final class TesseraSide {
 
     /// Saves every document (JSON text) in one batch.
     func load(_ list: [BenchDocument]) throws -> Int {
-        try db.inBatch {
-            for d in list { try docs.save(id: d.id, json: d.json) }
-        }
-        return list.count
+        try docs.save(jsonDocuments: list.lazy.map { (id: $0.id, json: $0.json) })
     }
 
     /// Replaces bodies in one batch.

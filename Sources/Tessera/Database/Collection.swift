@@ -132,16 +132,8 @@ public final class Collection: @unchecked Sendable, CustomStringConvertible {
     ///
     /// - Throws: `.invalidJSON` with line and column, `.notAnObject`, `.reservedKey`, `.invalidDocumentID`.
     public func save(id: String, json: String) throws {
-        try DocumentValidation.validateID(id)
         // JSON text goes to the binary format in one pass, without building a Value.
-        var text = json
-        let body: [UInt8]
-        do {
-            body = try text.withUTF8 { try BinaryEncoder.encodeJSON(UnsafeRawBufferPointer($0)) }
-        } catch {
-            throw DatabaseError(.invalidJSON, "document '\(id)': \(error)", underlying: error as? JSONError)
-        }
-        try write(id: id, prepared: PreparedBody(id: id, encodedBody: body))
+        try write(id: id, prepared: Collection.prepare(id: id, json: json))
     }
 
     /// Saves a body already in the binary format (encoded from JSON text: `tessera import`).

@@ -59,21 +59,19 @@ final class FullTextBackgroundTokenizer {
         fillingBytes = 0
         filling.reserveCapacity(Self.chunkSize)
         running = chunk
-        if worker == nil {
-            let kind = kind, paths = paths
-            worker = Worker { chunk in
-                chunk.results = chunk.jobs.map { job in
-                    job.body.withUnsafeBytes { raw in
-                        guard let root = BinaryValue.root(raw) else {
-                            return PreparedFullText(definition: kind.definition, cacheKey: nil, tokenCount: 0, entries: [], bytes: [])
-                        }
-                        return PreparedFullText(tokenizing: root, paths: paths, kind: kind)
+        let kind = kind, paths = paths
+        if worker == nil { worker = WorkerThread(name: "tessera.fulltext-tokenizer") }
+        worker!.submit {
+            chunk.results = chunk.jobs.map { job in
+                job.body.withUnsafeBytes { raw in
+                    guard let root = BinaryValue.root(raw) else {
+                        return PreparedFullText(definition: kind.definition, cacheKey: nil, tokenCount: 0, entries: [], bytes: [])
                     }
+                    return PreparedFullText(tokenizing: root, paths: paths, kind: kind)
                 }
-                chunk.done.signal()
             }
+            chunk.done.signal()
         }
-        worker!.submit(chunk)
     }
 
     /// Applies every queued document's entries, in order: the worker's chunk when it is done,
@@ -106,48 +104,6 @@ final class FullTextBackgroundTokenizer {
         worker?.stop()
     }
 
-    /// The worker's own thread, started with the first chunk: not a thread of a shared pool,
-    /// whose threads an application may have blocked (waiting for this very database) while
-    /// the writer waits for a chunk.
-    private var worker: Worker?
-
-    private final class Worker: @unchecked Sendable {
-        // @unchecked Sendable: `queued` and `stopping` are guarded by `condition`.
-        private let condition = NSCondition()
-        private var queued: Chunk?
-        private var stopping = false
-
-        init(_ tokenize: @escaping @Sendable (Chunk) -> Void) {
-            let thread = Thread { [self] in
-                while let chunk = self.next() { tokenize(chunk) }
-            }
-            thread.name = "tessera.fulltext-tokenizer"
-            thread.start()
-        }
-
-        /// Hands a chunk to the thread (the writer waits for the previous one first).
-        func submit(_ chunk: Chunk) {
-            condition.lock()
-            queued = chunk
-            condition.signal()
-            condition.unlock()
-        }
-
-        /// Ends the thread once it has finished what it was given.
-        func stop() {
-            condition.lock()
-            stopping = true
-            condition.signal()
-            condition.unlock()
-        }
-
-        /// The next chunk, or nil when stopped.
-        private func next() -> Chunk? {
-            condition.lock()
-            defer { condition.unlock() }
-            while queued == nil && !stopping { condition.wait() }
-            defer { queued = nil }
-            return queued
-        }
-    }
+    /// The worker's own thread (`WorkerThread`), started with the first chunk.
+    private var worker: WorkerThread?
 }

@@ -1,0 +1,164 @@
+import Dispatch
+
+// Saving many JSON documents with both cores: the writer's thread saves one chunk of
+// documents while a worker thread encodes the next (JSON to the binary format, the body's
+// checks and revision digest, and full-text tokens for the collection's full-text indexes:
+// the work of `save(id:json:)` that needs no transaction).
+
+extension Collection {
+    /// Saves many documents given as JSON objects, all in one batch, encoding each on a
+    /// second thread while this one writes the ones before it.
+    ///
+    /// Each document is saved exactly as `save(id:json:)` would save it (replacing the body of
+    /// a document that exists), in the sequence's order; a later element with the same ID
+    /// replaces an earlier one. The sequence is read on the calling thread.
+    ///
+    /// ```swift
+    /// try hotels.save(jsonDocuments: lines.map { (id: $0.id, json: $0.text) })
+    /// ```
+    ///
+    /// Called outside a batch, it is one transaction: an error saves none of the documents.
+    /// Inside `Database.inBatch { }` it joins that batch, which the error rolls back when it
+    /// leaves the batch's closure.
+    ///
+    /// - Returns: the number of documents saved.
+    /// - Throws: the first bad document's error, as `save(id:json:)` throws it (`.invalidJSON`
+    ///   with line and column, `.notAnObject`, `.reservedKey`, `.invalidDocumentID`), its
+    ///   message also giving the document's position in the sequence (1 for the first).
+    @discardableResult
+    public func save<Documents: Sequence>(jsonDocuments documents: Documents) throws -> Int
+    where Documents.Element == (id: String, json: String) {
+        var saved = 0
+        try database.inBatch {
+            let preparer = try fullTextPreparer()
+            let fullText = preparer.isEmpty ? nil : preparer
+            var input = documents.makeIterator()
+            let chunk = JSONBatchChunk.fill(from: &input, firstPosition: 1)
+            guard chunk.isFull else {
+                // Too few documents to be worth a second thread.
+                chunk.prepare(fullText: fullText)
+                saved += try write(chunk)
+                return
+            }
+            // The worker keeps up to `lookahead` chunks ahead of the writer, so that neither
+            // waits for the other when one chunk takes longer than the next.
+            let worker = WorkerThread(name: "tessera.json-encoder")
+            var queued: [JSONBatchChunk] = []
+            defer {
+                // An error leaves no work running on the caller's behalf.
+                for waiting in queued { waiting.done.wait() }
+                worker.stop()
+            }
+            func enqueue(_ next: JSONBatchChunk) {
+                queued.append(next)
+                worker.submit { next.prepare(fullText: fullText); next.done.signal() }
+            }
+            enqueue(chunk)
+            var ended = !chunk.isFull
+            while !queued.isEmpty {
+                while !ended && queued.count < JSONBatchChunk.lookahead {
+                    let last = queued[queued.count - 1]
+                    let next = JSONBatchChunk.fill(from: &input, firstPosition: last.firstPosition + last.inputs.count)
+                    ended = !next.isFull
+                    if !next.inputs.isEmpty { enqueue(next) }
+                }
+                let ready = queued.removeFirst()
+                ready.done.wait()
+                saved += try write(ready)
+                worker.submit { [ready] in withExtendedLifetime(ready) {} }
+            }
+        }
+        return saved
+    }
+
+    /// Saves a prepared chunk's documents, then throws its failure, if it has one.
+    private func write(_ chunk: JSONBatchChunk) throws -> Int {
+        for (index, body) in chunk.prepared.enumerated() {
+            try save(id: chunk.inputs[index].id, prepared: body)
+        }
+        if let failure = chunk.failure { throw failure }
+        return chunk.prepared.count
+    }
+}
+
+/// Documents of `Collection.save(jsonDocuments:)` handed to the worker thread together, and
+/// what it made of them. The worker writes `prepared` and `failure` before it signals `done`;
+/// the writer reads them only after waiting for it.
+final class JSONBatchChunk: @unchecked Sendable {
+    /// Documents per chunk.
+    static let maxDocuments = 256
+    /// JSON bytes after which a chunk is closed early (large documents).
+    static let maxBytes = 4 << 20
+    /// Chunks handed to the worker ahead of the one being written (at most this many chunks'
+    /// bodies are held at once: 12 MB of JSON and its encoding, for large documents).
+    static let lookahead = 3
+
+    /// Position of `inputs[0]` in the caller's sequence, counted from 1 (for error messages).
+    let firstPosition: Int
+    let inputs: [(id: String, json: String)]
+    /// True if the chunk was closed by its limits, not by the end of the sequence.
+    let isFull: Bool
+    /// The bodies of `inputs`, in order, up to the first that failed.
+    private(set) var prepared: [PreparedBody] = []
+    /// The first failing document's error.
+    private(set) var failure: (any Error)?
+    let done = DispatchSemaphore(value: 0)
+
+    private init(firstPosition: Int, inputs: [(id: String, json: String)], isFull: Bool) {
+        self.firstPosition = firstPosition
+        self.inputs = inputs
+        self.isFull = isFull
+    }
+
+    /// The next documents of `input`.
+    static func fill<I: IteratorProtocol>(from input: inout I, firstPosition: Int) -> JSONBatchChunk
+    where I.Element == (id: String, json: String) {
+        var inputs: [(id: String, json: String)] = []
+        inputs.reserveCapacity(maxDocuments)
+        var bytes = 0
+        while inputs.count < maxDocuments && bytes < maxBytes, let next = input.next() {
+            bytes += next.json.utf8.count
+            inputs.append(next)
+        }
+        return JSONBatchChunk(firstPosition: firstPosition, inputs: inputs,
+                              isFull: inputs.count == maxDocuments || bytes >= maxBytes)
+    }
+
+    /// Encodes, checks and hashes each document (and tokenizes it for `fullText`'s indexes),
+    /// stopping at the first that fails.
+    func prepare(fullText: FullTextPreparer?) {
+        prepared.reserveCapacity(inputs.count)
+        for (offset, document) in inputs.enumerated() {
+            do {
+                var body = try Collection.prepare(id: document.id, json: document.json)
+                fullText?.prepare(&body)
+                prepared.append(body)
+            } catch var error as DatabaseError {
+                error.message += " (document \(firstPosition + offset) of the sequence)"
+                failure = error
+                return
+            } catch {
+                failure = error
+                return
+            }
+        }
+    }
+}
+
+extension Collection {
+    /// The work of `save(id:json:)` before the transaction: the ID's rules, JSON to the binary
+    /// format, the body's rules and its first revision's digest.
+    ///
+    /// - Throws: `.invalidDocumentID`, `.invalidJSON` (line and column), `.notAnObject`, `.reservedKey`.
+    static func prepare(id: String, json: String) throws -> PreparedBody {
+        try DocumentValidation.validateID(id)
+        var text = json
+        let body: [UInt8]
+        do {
+            body = try text.withUTF8 { try BinaryEncoder.encodeJSON(UnsafeRawBufferPointer($0)) }
+        } catch {
+            throw DatabaseError(.invalidJSON, "document '\(id)': \(error)", underlying: error as? JSONError)
+        }
+        return try PreparedBody(id: id, encodedBody: body)
+    }
+}

@@ -1,0 +1,166 @@
+import Testing
+@testable import Tessera
+
+/// `Collection.save(jsonDocuments:)`: documents encoded on a worker thread while the caller's
+/// thread writes store exactly what saving them one by one with `save(id:json:)` stores, and a
+/// bad document anywhere in the sequence saves nothing.
+@Suite("Saving many JSON documents at once")
+struct JSONBatchSaveTests {
+    /// Every live and deleted document of `c`: ID → (sequence, revision, body as JSON).
+    static func documents(_ db: Database, _ c: Collection) throws -> [String: String] {
+        var out: [String: String] = [:]
+        let store = try c.currentStore()
+        try db.read { snap in
+            try store.documents.forEach(snap) { k, v in
+                let id = String(decoding: k, as: UTF8.self)
+                let h = DocumentRecord.header(v)!
+                out[id] = "\(h.sequence) \(h.revisionID) \(h.deleted) \(Array(DocumentRecord.body(v)))"
+                return true
+            }
+        }
+        return out
+    }
+
+    static func makeIndexes(_ c: Collection) throws {
+        try c.createIndex(withName: "byCity", config: ValueIndexConfiguration(["city"]))
+        try c.createIndex(withName: "byTag", config: ArrayIndexConfiguration(path: "tags"))
+        try c.createIndex(withName: "text", config: FullTextIndexConfiguration(["text"], language: "en"))
+        try c.createIndex(withName: "cheapText", config: FullTextIndexConfiguration(["text"], where: "n < 20", language: ""))
+    }
+
+    static let words = ["amber", "birch", "cedar", "running", "runs", "the", "of", "view", "nights", "Über", "café"]
+
+    /// Random documents: IDs out of order, repeated (a later one replaces an earlier), some
+    /// large enough to close a chunk by bytes.
+    static func sequence(_ r: inout SplitMix64, count: Int, idSpace: Int) -> [(id: String, json: String)] {
+        (0..<count).map { _ in
+            let id = "doc\(r.int(idSpace))"
+            let words = (0..<(1 + r.int(30))).map { _ in Self.words[r.int(Self.words.count)] }
+            var text = words.joined(separator: " ")
+            if r.int(200) == 0 { text += String(repeating: " cedar", count: 200_000) }
+            let tags = (0..<r.int(4)).map { _ in "\"t\(r.int(9))\"" }.joined(separator: ",")
+            return (id, #"{"city": "c\#(r.int(40))", "n": \#(r.int(100)), "tags": [\#(tags)], "text": "\#(text)"}"#)
+        }
+    }
+
+    @Test(arguments: [0, 1, 255, 256, 257, 3_000])
+    func storesWhatSavingOneByOneStores(count: Int) throws {
+        let oneByOne = try Database.temporary()
+        let together = try Database.temporary()
+        defer { try? oneByOne.close(); try? together.close() }
+        var r = SplitMix64(seed: UInt64(count) &+ 7)
+        let existing = Self.sequence(&r, count: 300, idSpace: 2_000)
+        let docs = Self.sequence(&r, count: count, idSpace: 2_000)
+        var collections: [Collection] = []
+        for db in [oneByOne, together] {
+            let c = try db.defaultCollection()
+            try Self.makeIndexes(c)
+            // Documents already there: some of the sequence's are updates; one is deleted.
+            try db.inBatch { for d in existing { try c.save(id: d.id, json: d.json) } }
+            try c.delete(id: existing[0].id)
+            collections.append(c)
+        }
+        try oneByOne.inBatch { for d in docs { try collections[0].save(id: d.id, json: d.json) } }
+        let saved = try collections[1].save(jsonDocuments: docs)
+        #expect(saved == count)
+        #expect(try Self.documents(together, collections[1]) == Self.documents(oneByOne, collections[0]))
+        #expect(try FullTextPreparationTests.indexTables(together, collections[1])
+                == FullTextPreparationTests.indexTables(oneByOne, collections[0]))
+        #expect(try collections[1].count == collections[0].count)
+        let q = try together.createQuery("SELECT count(*) AS n FROM _ WHERE match(text, 'cedar')")
+        let q0 = try oneByOne.createQuery("SELECT count(*) AS n FROM _ WHERE match(text, 'cedar')")
+        #expect(try q.execute().allResults().map { $0.int(forKey: "n") } == q0.execute().allResults().map { $0.int(forKey: "n") })
+    }
+
+    @Test(arguments: [1, 200, 256, 257, 700, 2_999])
+    func aBadDocumentSavesNothing(position: Int) throws {
+        let db = try Database.temporary()
+        defer { try? db.close() }
+        let c = try db.defaultCollection()
+        try Self.makeIndexes(c)
+        var r = SplitMix64(seed: UInt64(position))
+        try c.save(jsonDocuments: Self.sequence(&r, count: 500, idSpace: 100_000))
+        let before = try Self.documents(db, c)
+        let tablesBefore = try FullTextPreparationTests.indexTables(db, c)
+
+        var docs = Self.sequence(&r, count: 3_000, idSpace: 100_000)
+        docs[position - 1] = (id: "bad", json: "{\"city\": \"x\",\n  \"n\": 1,\n  \"text\": tru}")
+        do {
+            try c.save(jsonDocuments: docs)
+            Issue.record("a bad document was saved")
+        } catch let error as DatabaseError {
+            #expect(error.code == .invalidJSON)
+            #expect(error.message.contains("document 'bad'"))
+            #expect(error.message.contains("line 3"), "\(error.message)")
+            #expect(error.message.contains("document \(position) of the sequence"), "\(error.message)")
+        }
+        #expect(try Self.documents(db, c) == before)
+        #expect(try FullTextPreparationTests.indexTables(db, c) == tablesBefore)
+    }
+
+    @Test func eachRuleOfSaveIDJSONHolds() throws {
+        let db = try Database.temporary()
+        defer { try? db.close() }
+        let c = try db.defaultCollection()
+        let good = (0..<300).map { (id: "g\($0)", json: #"{"n": \#($0)}"#) }
+        let cases: [((id: String, json: String), DatabaseError.Code)] = [
+            ((id: "", json: "{}"), .invalidDocumentID),
+            ((id: String(repeating: "x", count: 300), json: "{}"), .invalidDocumentID),
+            ((id: "array", json: "[1, 2]"), .notAnObject),
+            ((id: "reserved", json: #"{"_id": 1}"#), .reservedKey),
+            ((id: "deep", json: String(repeating: "[", count: 600) + String(repeating: "]", count: 600)), .invalidJSON),
+        ]
+        for (bad, code) in cases {
+            for at in [0, 299] {
+                var docs = good
+                docs.insert(bad, at: at)
+                #expect(throws: DatabaseError.self) { try c.save(jsonDocuments: docs) }
+                do { try c.save(jsonDocuments: docs) } catch let e as DatabaseError { #expect(e.code == code, "\(e)") }
+                #expect(try c.count == 0)
+            }
+        }
+        #expect(try c.save(jsonDocuments: good) == 300)
+        #expect(try c.document(id: "g299")?.int(forKey: "n") == 299)
+    }
+
+    @Test func joinsTheCallersBatch() throws {
+        let db = try Database.temporary()
+        defer { try? db.close() }
+        let c = try db.defaultCollection()
+        let docs = (0..<1_000).map { (id: "d\($0)", json: #"{"n": \#($0)}"#) }
+        // Rolled back with the batch it joined.
+        struct Stop: Error {}
+        #expect(throws: Stop.self) {
+            try db.inBatch {
+                try c.save(id: "before", json: "{}")
+                try c.save(jsonDocuments: docs)
+                #expect(try c.count == 1_001)
+                throw Stop()
+            }
+        }
+        #expect(try c.count == 0)
+        // Committed with it.
+        try db.inBatch {
+            try c.save(jsonDocuments: docs)
+            try c.save(id: "d5", json: #"{"n": -5}"#)
+        }
+        #expect(try c.count == 1_000)
+        #expect(try c.document(id: "d5")?.int(forKey: "n") == -5)
+    }
+
+    @Test func readsTheSequenceOnce() throws {
+        let db = try Database.temporary()
+        defer { try? db.close() }
+        let c = try db.defaultCollection()
+        // A sequence that can be iterated only once (an iterator with state).
+        var n = 0
+        let once = AnyIterator<(id: String, json: String)> {
+            guard n < 2_000 else { return nil }
+            n += 1
+            return (id: "i\(n)", json: #"{"n": \#(n)}"#)
+        }
+        #expect(try c.save(jsonDocuments: AnySequence(once)) == 2_000)
+        #expect(try c.count == 2_000)
+        #expect(try c.document(id: "i2000")?.int(forKey: "n") == 2_000)
+    }
+}
