@@ -1,4 +1,5 @@
 import Dispatch
+import Synchronization
 
 // Saving many JSON documents with both cores: the writer's thread saves one chunk of
 // documents while a worker thread encodes the next (JSON to the binary format, the body's
@@ -40,21 +41,28 @@ extension Collection {
                 saved += try write(chunk)
                 return
             }
-            // The worker keeps up to `lookahead` chunks ahead of the writer, so that neither
-            // waits for the other when one chunk takes longer than the next.
+            // The worker prepares chunks in order, up to `lookahead` ahead of the one being
+            // written. When that one is not ready yet and preparing has been taking longer than
+            // writing (no indexes to maintain), the writer prepares a later chunk itself rather
+            // than wait; each chunk is claimed by whichever thread comes first.
             let worker = WorkerThread(name: "tessera.json-encoder")
             var queued: [JSONBatchChunk] = []
             defer {
                 // An error leaves no work running on the caller's behalf.
-                for waiting in queued { waiting.done.wait() }
+                for waiting in queued where !waiting.claim(byWorker: false) { waiting.done.wait() }
                 worker.stop()
             }
             func enqueue(_ next: JSONBatchChunk) {
                 queued.append(next)
-                worker.submit { next.prepare(fullText: fullText); next.done.signal() }
+                worker.submit {
+                    guard next.claim(byWorker: true) else { return }
+                    next.prepare(fullText: fullText)
+                }
             }
             enqueue(chunk)
             var ended = !chunk.isFull
+            // Moving averages of the time a chunk takes to prepare and to write.
+            var preparing = 0.0, writing = 0.0
             while !queued.isEmpty {
                 while !ended && queued.count < JSONBatchChunk.lookahead {
                     let last = queued[queued.count - 1]
@@ -63,9 +71,21 @@ extension Collection {
                     if !next.inputs.isEmpty { enqueue(next) }
                 }
                 let ready = queued.removeFirst()
+                if ready.claim(byWorker: false) {
+                    ready.prepare(fullText: fullText)
+                } else if preparing > 1.3 * writing {
+                    while !ready.isPrepared, let later = queued.first(where: { $0.claim(byWorker: false) }) {
+                        later.prepare(fullText: fullText)
+                    }
+                }
                 ready.done.wait()
+                let start = ContinuousClock.now
                 saved += try write(ready)
-                worker.submit { [ready] in withExtendedLifetime(ready) {} }
+                writing = 0.8 * writing + 0.2 * (ContinuousClock.now - start).seconds
+                preparing = 0.8 * preparing + 0.2 * ready.preparingTime.seconds
+                // Memory the worker allocated is freed on the worker: freed here, each body
+                // would take the lock of the worker's malloc arena while the worker allocates.
+                if ready.preparedByWorker { worker.submit { [ready] in withExtendedLifetime(ready) {} } }
             }
         }
         return saved
@@ -89,8 +109,8 @@ final class JSONBatchChunk: @unchecked Sendable {
     static let maxDocuments = 256
     /// JSON bytes after which a chunk is closed early (large documents).
     static let maxBytes = 4 << 20
-    /// Chunks handed to the worker ahead of the one being written (at most this many chunks'
-    /// bodies are held at once: 12 MB of JSON and its encoding, for large documents).
+    /// Chunks queued for preparing, the one being written included (at most this many
+    /// chunks' bodies are held at once: 12 MB of JSON and its encoding, for large documents).
     static let lookahead = 3
 
     /// Position of `inputs[0]` in the caller's sequence, counted from 1 (for error messages).
@@ -102,7 +122,14 @@ final class JSONBatchChunk: @unchecked Sendable {
     private(set) var prepared: [PreparedBody] = []
     /// The first failing document's error.
     private(set) var failure: (any Error)?
+    /// Signalled once `prepared` and `failure` are final.
     let done = DispatchSemaphore(value: 0)
+    /// 0: open; 1: claimed by a thread that will prepare it; 2: prepared.
+    private let state = Atomic<Int>(0)
+    /// How long `prepare` took.
+    private(set) var preparingTime = Duration.zero
+    /// True if the worker thread prepared the chunk (its memory is the worker's).
+    private(set) var preparedByWorker = false
 
     private init(firstPosition: Int, inputs: [(id: String, json: String)], isFull: Bool) {
         self.firstPosition = firstPosition
@@ -124,9 +151,26 @@ final class JSONBatchChunk: @unchecked Sendable {
                               isFull: inputs.count == maxDocuments || bytes >= maxBytes)
     }
 
+    /// Takes the chunk for the calling thread to prepare; false if another thread has.
+    func claim(byWorker: Bool) -> Bool {
+        guard state.compareExchange(expected: 0, desired: 1, ordering: .acquiringAndReleasing).exchanged else { return false }
+        preparedByWorker = byWorker
+        return true
+    }
+
+    /// True once `prepare` has finished (without waiting for it).
+    var isPrepared: Bool { state.load(ordering: .acquiring) == 2 }
+
     /// Encodes, checks and hashes each document (and tokenizes it for `fullText`'s indexes),
-    /// stopping at the first that fails.
+    /// stopping at the first that fails; then signals `done`. Called once, by the thread that
+    /// claimed the chunk.
     func prepare(fullText: FullTextPreparer?) {
+        let start = ContinuousClock.now
+        defer {
+            preparingTime = ContinuousClock.now - start
+            state.store(2, ordering: .releasing)
+            done.signal()
+        }
         prepared.reserveCapacity(inputs.count)
         for (offset, document) in inputs.enumerated() {
             do {
@@ -160,5 +204,13 @@ extension Collection {
             throw DatabaseError(.invalidJSON, "document '\(id)': \(error)", underlying: error as? JSONError)
         }
         return try PreparedBody(id: id, encodedBody: body)
+    }
+}
+
+extension Duration {
+    /// The duration in seconds.
+    var seconds: Double {
+        let (s, attoseconds) = components
+        return Double(s) + Double(attoseconds) * 1e-18
     }
 }
