@@ -29,6 +29,15 @@ extension Collection {
     @discardableResult
     public func save<Documents: Sequence>(jsonDocuments documents: Documents) throws -> Int
     where Documents.Element == (id: String, json: String) {
+        try save(jsonDocuments: documents, writerHelpsAbove: 1.3)
+    }
+
+    /// `save(jsonDocuments:)`, whose writer prepares chunks itself while preparing one takes
+    /// more than `writerHelpsAbove` times as long as writing one (0: whenever the next is not
+    /// ready; `.infinity`: never; tests run both).
+    @discardableResult
+    func save<Documents: Sequence>(jsonDocuments documents: Documents, writerHelpsAbove: Double) throws -> Int
+    where Documents.Element == (id: String, json: String) {
         var saved = 0
         try database.inBatch {
             let preparer = try fullTextPreparer()
@@ -73,7 +82,7 @@ extension Collection {
                 let ready = queued.removeFirst()
                 if ready.claim(byWorker: false) {
                     ready.prepare(fullText: fullText)
-                } else if preparing > 1.3 * writing {
+                } else if preparing >= writerHelpsAbove * writing {
                     while !ready.isPrepared, let later = queued.first(where: { $0.claim(byWorker: false) }) {
                         later.prepare(fullText: fullText)
                     }

@@ -45,6 +45,10 @@ struct JSONBatchSaveTests {
 
     @Test(arguments: [0, 1, 255, 256, 257, 3_000])
     func storesWhatSavingOneByOneStores(count: Int) throws {
+        for helps in [1.3, 0, .infinity] { try storesWhatSavingOneByOneStores(count: count, writerHelpsAbove: helps) }
+    }
+
+    func storesWhatSavingOneByOneStores(count: Int, writerHelpsAbove: Double) throws {
         let oneByOne = try Database.temporary()
         let together = try Database.temporary()
         defer { try? oneByOne.close(); try? together.close() }
@@ -61,7 +65,7 @@ struct JSONBatchSaveTests {
             collections.append(c)
         }
         try oneByOne.inBatch { for d in docs { try collections[0].save(id: d.id, json: d.json) } }
-        let saved = try collections[1].save(jsonDocuments: docs)
+        let saved = try collections[1].save(jsonDocuments: docs, writerHelpsAbove: writerHelpsAbove)
         #expect(saved == count)
         #expect(try Self.documents(together, collections[1]) == Self.documents(oneByOne, collections[0]))
         #expect(try FullTextPreparationTests.indexTables(together, collections[1])
@@ -85,15 +89,15 @@ struct JSONBatchSaveTests {
 
         var docs = Self.sequence(&r, count: 3_000, idSpace: 100_000)
         docs[position - 1] = (id: "bad", json: "{\"city\": \"x\",\n  \"n\": 1,\n  \"text\": tru}")
-        do {
-            try c.save(jsonDocuments: docs)
+        for helps in [1.3, 0, .infinity] { do {
+            try c.save(jsonDocuments: docs, writerHelpsAbove: helps)
             Issue.record("a bad document was saved")
         } catch let error as DatabaseError {
             #expect(error.code == .invalidJSON)
             #expect(error.message.contains("document 'bad'"))
             #expect(error.message.contains("line 3"), "\(error.message)")
             #expect(error.message.contains("document \(position) of the sequence"), "\(error.message)")
-        }
+        } }
         #expect(try Self.documents(db, c) == before)
         #expect(try FullTextPreparationTests.indexTables(db, c) == tablesBefore)
     }
