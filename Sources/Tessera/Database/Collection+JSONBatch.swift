@@ -29,21 +29,21 @@ extension Collection {
     @discardableResult
     public func save<Documents: Sequence>(jsonDocuments documents: Documents) throws -> Int
     where Documents.Element == (id: String, json: String) {
-        try save(jsonDocuments: documents, writerHelpsAbove: 1.3)
+        try save(jsonDocuments: documents, writerHelpsAbove: 1.3, maxChunkBytes: JSONBatchChunk.maxBytes)
     }
 
     /// `save(jsonDocuments:)`, whose writer prepares chunks itself while preparing one takes
     /// more than `writerHelpsAbove` times as long as writing one (0: whenever the next is not
-    /// ready; `.infinity`: never; tests run both).
+    /// ready; `.infinity`: never; tests run both), in chunks closed early at `maxChunkBytes`.
     @discardableResult
-    func save<Documents: Sequence>(jsonDocuments documents: Documents, writerHelpsAbove: Double) throws -> Int
+    func save<Documents: Sequence>(jsonDocuments documents: Documents, writerHelpsAbove: Double, maxChunkBytes: Int) throws -> Int
     where Documents.Element == (id: String, json: String) {
         var saved = 0
         try database.inBatch {
             let preparer = try fullTextPreparer()
             let fullText = preparer.isEmpty ? nil : preparer
             var input = documents.makeIterator()
-            let chunk = JSONBatchChunk.fill(from: &input, firstPosition: 1)
+            let chunk = JSONBatchChunk.fill(from: &input, firstPosition: 1, maxBytes: maxChunkBytes)
             guard chunk.isFull else {
                 // Too few documents to be worth a second thread.
                 chunk.prepare(fullText: fullText)
@@ -75,7 +75,8 @@ extension Collection {
             while !queued.isEmpty {
                 while !ended && queued.count < JSONBatchChunk.lookahead {
                     let last = queued[queued.count - 1]
-                    let next = JSONBatchChunk.fill(from: &input, firstPosition: last.firstPosition + last.inputs.count)
+                    let next = JSONBatchChunk.fill(from: &input, firstPosition: last.firstPosition + last.inputs.count,
+                                                    maxBytes: maxChunkBytes)
                     ended = !next.isFull
                     if !next.inputs.isEmpty { enqueue(next) }
                 }
@@ -147,7 +148,7 @@ final class JSONBatchChunk: @unchecked Sendable {
     }
 
     /// The next documents of `input`.
-    static func fill<I: IteratorProtocol>(from input: inout I, firstPosition: Int) -> JSONBatchChunk
+    static func fill<I: IteratorProtocol>(from input: inout I, firstPosition: Int, maxBytes: Int) -> JSONBatchChunk
     where I.Element == (id: String, json: String) {
         var inputs: [(id: String, json: String)] = []
         inputs.reserveCapacity(maxDocuments)

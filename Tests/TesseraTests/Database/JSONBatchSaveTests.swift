@@ -36,10 +36,12 @@ struct JSONBatchSaveTests {
         (0..<count).map { _ in
             let id = "doc\(r.int(idSpace))"
             let words = (0..<(1 + r.int(30))).map { _ in Self.words[r.int(Self.words.count)] }
-            var text = words.joined(separator: " ")
-            if r.int(200) == 0 { text += String(repeating: " cedar", count: 200_000) }
+            let text = words.joined(separator: " ")
+            // One in 40 carries 24 KB (not indexed): chunks of at most 64 KB (`maxChunkBytes`)
+            // close by size as well as by count.
+            let blob = r.int(40) == 0 ? String(repeating: "cedar ", count: 4_000) : ""
             let tags = (0..<r.int(4)).map { _ in "\"t\(r.int(9))\"" }.joined(separator: ",")
-            return (id, #"{"city": "c\#(r.int(40))", "n": \#(r.int(100)), "tags": [\#(tags)], "text": "\#(text)"}"#)
+            return (id, #"{"city": "c\#(r.int(40))", "n": \#(r.int(100)), "tags": [\#(tags)], "text": "\#(text)", "blob": "\#(blob)"}"#)
         }
     }
 
@@ -65,7 +67,7 @@ struct JSONBatchSaveTests {
             collections.append(c)
         }
         try oneByOne.inBatch { for d in docs { try collections[0].save(id: d.id, json: d.json) } }
-        let saved = try collections[1].save(jsonDocuments: docs, writerHelpsAbove: writerHelpsAbove)
+        let saved = try collections[1].save(jsonDocuments: docs, writerHelpsAbove: writerHelpsAbove, maxChunkBytes: 64 << 10)
         #expect(saved == count)
         #expect(try Self.documents(together, collections[1]) == Self.documents(oneByOne, collections[0]))
         #expect(try FullTextPreparationTests.indexTables(together, collections[1])
@@ -90,7 +92,7 @@ struct JSONBatchSaveTests {
         var docs = Self.sequence(&r, count: 3_000, idSpace: 100_000)
         docs[position - 1] = (id: "bad", json: "{\"city\": \"x\",\n  \"n\": 1,\n  \"text\": tru}")
         for helps in [1.3, 0, .infinity] { do {
-            try c.save(jsonDocuments: docs, writerHelpsAbove: helps)
+            try c.save(jsonDocuments: docs, writerHelpsAbove: helps, maxChunkBytes: 64 << 10)
             Issue.record("a bad document was saved")
         } catch let error as DatabaseError {
             #expect(error.code == .invalidJSON)
