@@ -83,6 +83,10 @@ final class LineParser: @unchecked Sendable {
     private let lock = UnsafeMutablePointer<pthread_mutex_t>.allocate(capacity: 1)
     private let changed = UnsafeMutablePointer<pthread_cond_t>.allocate(capacity: 1)
     private var ready: [[ParsedLine]] = []
+    /// Chunks the writer is done with, released on the parser's thread: their bodies were
+    /// allocated there, and freeing them on the writer's thread takes the lock of the
+    /// parser's malloc arena while the parser allocates (the writer then waits on it).
+    private var spent: [[ParsedLine]] = []
     private var parsedAll = false
     private var stopRequested = false
     private var exited = false
@@ -138,6 +142,7 @@ final class LineParser: @unchecked Sendable {
             position = 0
             return nil
         }
+        if !current.isEmpty { spent.append(current) }
         current = ready.removeFirst()
         pthread_cond_broadcast(changed)
         pthread_mutex_unlock(lock)
@@ -177,8 +182,11 @@ final class LineParser: @unchecked Sendable {
                 parsedAll = true
                 finalLine = reader.line
             }
+            let release = spent
+            spent = []
             pthread_cond_broadcast(changed)
             pthread_mutex_unlock(lock)
+            withExtendedLifetime(release) {}
         }
         pthread_mutex_lock(lock)
         parsedAll = true

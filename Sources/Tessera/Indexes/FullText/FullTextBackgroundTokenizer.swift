@@ -72,6 +72,10 @@ final class FullTextBackgroundTokenizer {
             }
             chunk.done.signal()
         }
+        if let spent = retired {
+            retired = nil
+            worker!.submit { withExtendedLifetime(spent) {} }
+        }
     }
 
     /// Applies every queued document's entries, in order: the worker's chunk when it is done,
@@ -95,7 +99,15 @@ final class FullTextBackgroundTokenizer {
         chunk.done.wait()
         running = nil
         for (job, prepared) in zip(chunk.jobs, chunk.results) { try apply(job, prepared) }
+        retired = chunk.results
+        chunk.results = []
     }
+
+    /// The entries of the last chunk applied, to be released on the worker after the next
+    /// chunk is queued there: they were allocated on the worker, and freeing them on the
+    /// writer's thread takes the lock of the worker's malloc arena while the worker allocates.
+    /// (The chunk's documents, copied on the writer's thread, are released there.)
+    private var retired: [PreparedFullText]?
 
     deinit {
         // A transaction that ends early (an error) still waits for its worker, so that
