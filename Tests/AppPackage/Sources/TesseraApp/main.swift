@@ -50,6 +50,19 @@ try db.inBatch {
 expect(try hotels.document(id: "h3", as: Hotel.self) == michigander, "Codable round trip")
 expect(try hotels.count == 53, "count")
 
+// Many JSON documents at once, in one batch (encoded on a second core); a bad one saves none.
+let visits = try db.createCollection(name: "visits", scope: "inventory")
+let saved = try visits.save(jsonDocuments: (0..<1_000).map { (id: "v\($0)", json: #"{"hotel":"h\#($0 % 3 + 1)","n":\#($0)}"#) })
+let visitCount = try visits.count
+expect(saved == 1_000 && visitCount == 1_000, "save(jsonDocuments:)")
+do {
+    try visits.save(jsonDocuments: [(id: "ok", json: "{}"), (id: "bad", json: "{\"n\": }")])
+    expect(false, "a bad document was saved")
+} catch let error as DatabaseError {
+    expect(error.code == .invalidJSON && error.message.contains("document 2 of the sequence"), "\(error)")
+}
+expect(try visits.document(id: "ok") == nil, "nothing of a failed save(jsonDocuments:) is kept")
+
 // Indexes: value (partial), array, full-text.
 try hotels.createIndex(withName: "HotelCity", config: ValueIndexConfiguration(["city", "price"], where: "type = 'hotel'"))
 try hotels.createIndex(withName: "HotelTags", config: ArrayIndexConfiguration(path: "tags"))
