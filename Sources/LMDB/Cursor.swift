@@ -107,6 +107,7 @@ import Darwin
 
     /// Deletes the current entry.
     @usableFromInline package func deleteCurrent() throws {
+        txn.noteChange(mdb_cursor_dbi(raw))
         let rc = tessera_mdb_cursor_del(UnsafeMutableRawPointer(raw), 0)
         try txn.checkWrite(rc)
     }

@@ -56,6 +56,9 @@ import Darwin
     /// a later append lands on (the same one, or new ones), so later appends skip the check
     /// (its cursor descent doubled the cost of each appended entry).
     @exclusivity(unchecked) @usableFromInline var appendedTables: [UInt32] = []
+    /// For a write transaction: the tables it has written to so far, one bit per handle
+    /// (`hasChanged(_:)`).
+    @exclusivity(unchecked) @usableFromInline var changedTables: [UInt64] = []
 
     init(raw: OpaquePointer, readOnly: Bool, window: MapWindow? = nil) {
         self.raw = raw
@@ -72,6 +75,33 @@ import Darwin
         if base == 0 { return }
         try check(tessera_lmdb_check_leaf(UnsafeMutableRawPointer(handle), table.dbi, &key, base,
                                           pages.end.load(ordering: .relaxed), pages.pageSize))
+    }
+
+    /// Records that this write transaction is about to write to table `dbi`.
+    @inlinable @inline(__always)
+    func noteChange(_ dbi: MDB_dbi) {
+        let word = Int(dbi &>> 6)
+        if word < changedTables.count {
+            changedTables[word] |= 1 &<< UInt64(dbi & 63)
+        } else {
+            noteChangeGrowing(dbi)
+        }
+    }
+
+    @usableFromInline
+    func noteChangeGrowing(_ dbi: MDB_dbi) {
+        let word = Int(dbi &>> 6)
+        changedTables.append(contentsOf: repeatElement(0, count: word + 1 - changedTables.count))
+        changedTables[word] |= 1 &<< UInt64(dbi & 63)
+    }
+
+    /// True when this write transaction has written to `table` (a put, a delete, emptying
+    /// it), even if the writes cancel out. A read transaction begun while this one runs sees
+    /// every table it has not changed exactly as this one does: LMDB admits one writer at a
+    /// time, so both start from the same commit.
+    package func hasChanged(_ table: Table) -> Bool {
+        let word = Int(table.dbi &>> 6)
+        return word < changedTables.count && changedTables[word] & (1 &<< UInt64(table.dbi & 63)) != 0
     }
 
     /// Marks the transaction ended for good; an object the caller attached goes with it.
@@ -144,6 +174,7 @@ import Darwin
 
     /// Empties a table, or deletes it from the environment when `delete` is true.
     @usableFromInline package func drop(_ table: Table, delete: Bool = false) throws {
+        noteChange(table.dbi)
         try check(tessera_mdb_drop(UnsafeMutableRawPointer(handle), table.dbi, delete ? 1 : 0))
     }
 
@@ -199,6 +230,7 @@ import Darwin
         var v = MDB_val(mv_size: value.count, mv_data: UnsafeMutableRawPointer(mutating: value.baseAddress))
         let appending = flags.contains(.append)
         if !appending || !appendedTables.contains(table.dbi) { try checkLeaf(table, &k) }
+        noteChange(table.dbi)
         let rc = tessera_mdb_put(UnsafeMutableRawPointer(handle), table.dbi, &k, &v, flags.rawValue)
         if rc == MDB_KEYEXIST && appending {
             // Not after the last key (LMDB changed nothing): an ordinary put.
@@ -226,6 +258,7 @@ import Darwin
         var v = MDB_val(mv_size: size, mv_data: nil)
         let appending = flags.contains(.append)
         if !appending || !appendedTables.contains(table.dbi) { try checkLeaf(table, &k) }
+        noteChange(table.dbi)
         let rc = tessera_mdb_put(UnsafeMutableRawPointer(handle), table.dbi, &k, &v, flags.rawValue | UInt32(MDB_RESERVE))
         if rc == MDB_KEYEXIST && appending {
             // Not after the last key (LMDB changed nothing): an ordinary put.
@@ -236,12 +269,38 @@ import Darwin
         try fill(UnsafeMutableRawBufferPointer(start: v.mv_data, count: size))
     }
 
+    /// Writes the entries of `batch` (see `AppendBatch`) and empties it. Entries are appended
+    /// through one cursor while they come after the table's last key; one that does not is put
+    /// as usual (`put`), and the rest continue after it.
+    package func append(_ batch: inout AppendBatch, to table: Table) throws {
+        defer { batch.removeAll() }
+        var next = 0
+        while next < batch.count {
+            var first = batch.keys[next]
+            if !appendedTables.contains(table.dbi) { try checkLeaf(table, &first) }
+            noteChange(table.dbi)
+            var appended = 0
+            let rc = batch.withEntries(from: next) { keys, values, count in
+                tessera_mdb_append_batch(UnsafeMutableRawPointer(handle), table.dbi, keys, values, count, &appended)
+            }
+            if appended > 0 && !appendedTables.contains(table.dbi) { appendedTables.append(table.dbi) }
+            next += appended
+            if rc == 0 { break }
+            guard rc == MDB_KEYEXIST else { try checkWrite(rc); return }
+            // Not after the last key: an ordinary put of that entry.
+            let (key, value) = batch.entry(next)
+            try put(table, key: key, value: value)
+            next += 1
+        }
+    }
+
     /// Deletes `key`. Returns false if it was not there.
     @discardableResult
     @inlinable
     package func delete(_ table: Table, key: UnsafeRawBufferPointer) throws -> Bool {
         var k = MDB_val(mv_size: key.count, mv_data: UnsafeMutableRawPointer(mutating: key.baseAddress))
         try checkLeaf(table, &k)
+        noteChange(table.dbi)
         let rc = tessera_mdb_del(UnsafeMutableRawPointer(handle), table.dbi, &k, nil)
         if rc == MDB_NOTFOUND { return false }
         try checkWrite(rc)
@@ -346,5 +405,68 @@ import Darwin
         end.store(fileEnd, ordering: .relaxed)
         let (last, overflow) = start.addingReportingOverflow(UInt(count))
         if start < b || overflow || last > fileEnd { throw LMDBError.outsideFile }
+    }
+}
+
+/// Entries to append to a table in ascending key order (`Transaction.append(_:to:)`): keys by
+/// reference (their bytes must stay valid and unchanged until the batch is written), values
+/// copied into the batch.
+package struct AppendBatch {
+    fileprivate var keys: [MDB_val] = []
+    private var valueRanges: [(start: Int, count: Int)] = []
+    private var valueBytes: [UInt8] = []
+    /// Entries after which `isFull` says to write the batch.
+    package let capacity: Int
+
+    /// An empty batch that reports itself full at `capacity` entries.
+    package init(capacity: Int = 4096) {
+        self.capacity = capacity
+        keys.reserveCapacity(capacity)
+        valueRanges.reserveCapacity(capacity)
+    }
+
+    /// The number of entries.
+    package var count: Int { keys.count }
+
+    /// True once the batch holds `capacity` entries.
+    package var isFull: Bool { keys.count >= capacity }
+
+    /// Adds an entry: `key` must stay valid until the batch is written; `value` is copied.
+    @inline(__always)
+    package mutating func add(key: UnsafeRawBufferPointer, value: UnsafeRawBufferPointer) {
+        keys.append(MDB_val(mv_size: key.count, mv_data: UnsafeMutableRawPointer(mutating: key.baseAddress)))
+        valueRanges.append((valueBytes.count, value.count))
+        if value.count > 0 { valueBytes.append(contentsOf: value) }
+    }
+
+    /// Empties the batch, keeping its capacity.
+    package mutating func removeAll() {
+        keys.removeAll(keepingCapacity: true)
+        valueRanges.removeAll(keepingCapacity: true)
+        valueBytes.removeAll(keepingCapacity: true)
+    }
+
+    /// Entry `i` (valid until the batch changes).
+    package func entry(_ i: Int) -> (UnsafeRawBufferPointer, UnsafeRawBufferPointer) {
+        let key = UnsafeRawBufferPointer(start: keys[i].mv_data, count: keys[i].mv_size)
+        let r = valueRanges[i]
+        let value = valueBytes.withUnsafeBytes { UnsafeRawBufferPointer(rebasing: $0[r.start..<(r.start + r.count)]) }
+        return (key, value)
+    }
+
+    /// Calls `body` with the keys and values of entries `first...` as MDB_val arrays.
+    fileprivate func withEntries(from first: Int, _ body: (UnsafeRawPointer, UnsafeRawPointer, Int) -> Int32) -> Int32 {
+        valueBytes.withUnsafeBytes { bytes in
+            let base = bytes.baseAddress.map { UnsafeMutableRawPointer(mutating: $0) }
+            let values = (first..<keys.count).map { i -> MDB_val in
+                let r = valueRanges[i]
+                return MDB_val(mv_size: r.count, mv_data: r.count == 0 ? nil : base! + r.start)
+            }
+            return keys.withUnsafeBufferPointer { k in
+                values.withUnsafeBufferPointer { v in
+                    body(UnsafeRawPointer(k.baseAddress! + first), UnsafeRawPointer(v.baseAddress!), keys.count - first)
+                }
+            }
+        }
     }
 }

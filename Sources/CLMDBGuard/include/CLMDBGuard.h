@@ -11,6 +11,8 @@
 #ifndef CLMDBGUARD_H
 #define CLMDBGUARD_H
 
+#include <stddef.h>
+
 // The parameters are LMDB's (MDB_env *, MDB_txn *, MDB_cursor *, MDB_val *, MDB_stat *,
 // MDB_cursor **) passed as untyped pointers: this header does not include lmdb.h, whose types
 // the CLMDB module owns.
@@ -56,5 +58,13 @@ int tessera_mdb_stat(void *txn, unsigned int dbi, void *stat);
 int tessera_mdb_dbi_open(void *txn, const char *name, unsigned int flags, unsigned int *dbi);
 int tessera_mdb_cursor_open(void *txn, unsigned int dbi, void *cursor_out);
 int tessera_mdb_txn_commit(void *txn);
+
+/// Appends entries in key order through one cursor (`mdb_cursor_put` with MDB_APPEND): entry
+/// i is keys[i] → values[i] (MDB_val arrays of `count`). Stops at the first entry that is not
+/// after the table's last key, or at an error: `*appended` is then the number appended before
+/// it, and the result is MDB_KEYEXIST (put that entry another way, then go on after it) or the
+/// error. One guarded call for the whole batch (the guard's cost is paid once, not per entry).
+int tessera_mdb_append_batch(void *txn, unsigned int dbi, const void *keys, const void *values, size_t count,
+                             size_t *appended);
 
 #endif

@@ -23,7 +23,7 @@ final class CollectionStore: Sendable {
     }
 
     /// The document table with its records' second pieces.
-    var documents: DocumentTables { DocumentTables(records: docs, tails: tails) }
+    var documents: DocumentTables { DocumentTables(records: docs, tails: tails, liveIDs: ids) }
 
     /// A store with no tables open yet (the catalogue opens them).
     static func unopened(_ key: CollectionKey) -> CollectionStore {

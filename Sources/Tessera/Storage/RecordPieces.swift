@@ -98,6 +98,10 @@ struct DocumentTables: Sendable {
     let records: StorageTable
     /// ID → the second piece of a record in two pieces.
     let tails: StorageTable
+    /// The collection's live IDs (`ids:`, the same keys as the live documents), when known:
+    /// a walk over both cores cuts the ID range where this small table says
+    /// (`PartitionedScan`).
+    var liveIDs: StorageTable? = nil
 
     /// The whole record of document `id`, or nil when there is none (`buffer` as in
     /// `RecordAssembly.whole`).

@@ -13,6 +13,9 @@ typealias StorageTable = LMDB.Table
 /// Flags for `WriteTransaction.put`.
 typealias StoragePutFlags = LMDB.PutFlags
 
+/// Entries to append in key order (`WriteTransaction.append(_:to:)`).
+typealias StorageAppendBatch = LMDB.AppendBatch
+
 /// A consistent read view of the whole database: every read inside it sees the database as
 /// it was when the snapshot began (an LMDB read transaction), or as the enclosing write
 /// transaction has left it so far.
@@ -140,10 +143,26 @@ final class WriteTransaction: Snapshot {
     /// that setting them boxes nothing) and made for its definition.
     var preparedIndexEntries: (any Sendable)?
 
-    init(_ txn: Transaction, spillDirectory: String?) {
+    /// The store this transaction writes (for read snapshots begun during it).
+    private unowned let store: Store
+
+    init(_ txn: Transaction, spillDirectory: String?, store: Store) {
         self.spillDirectory = spillDirectory
+        self.store = store
         super.init(txn)
     }
+
+    /// True when this transaction has written to `table` so far (puts held back included
+    /// once they are written out: `writeOutHeld(_:)` first). A read snapshot begun now sees
+    /// every table this transaction has not changed exactly as it does.
+    func hasChanged(_ table: StorageTable) -> Bool { lmdb.hasChanged(table) }
+
+    /// Begins a read snapshot of the last commit (what this transaction started from), to be
+    /// read on another thread; end it with `endReadSnapshot(_:)` on this thread.
+    func beginReadSnapshot() throws -> Snapshot { try store.beginSnapshot() }
+
+    /// Ends a snapshot begun by `beginReadSnapshot()`.
+    func endReadSnapshot(_ snapshot: Snapshot) { store.endSnapshot(snapshot) }
 
     /// Stores `value` under `key`; with `.noOverwrite`, returns false when the key exists.
     @inline(__always) @discardableResult
@@ -155,6 +174,20 @@ final class WriteTransaction: Snapshot {
             return true
         }
         return try lmdb.put(table, key: key, value: value, flags: flags)
+    }
+
+    /// Writes the entries of `batch`, in ascending key order, as puts with `.append` would
+    /// (through one cursor, the costs of a call paid once per batch), and empties it.
+    func append(_ batch: inout StorageAppendBatch, to table: StorageTable) throws {
+        if deferred != nil, held(table) != nil {
+            for i in 0..<batch.count {
+                let (key, value) = batch.entry(i)
+                try put(table, key: key, value: value, flags: .append)
+            }
+            batch.removeAll()
+            return
+        }
+        try lmdb.append(&batch, to: table)
     }
 
     /// Stores `value` under `key`.

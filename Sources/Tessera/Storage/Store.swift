@@ -149,7 +149,7 @@ final class Store: Sendable {
         }
         do {
             return try env.write { txn in
-                let w = WriteTransaction(txn, spillDirectory: path)
+                let w = WriteTransaction(txn, spillDirectory: path, store: self)
                 let r = try body(w)
                 try w.flushPendingWork()
                 try w.writeOutDeferredPuts()

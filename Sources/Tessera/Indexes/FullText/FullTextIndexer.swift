@@ -284,6 +284,31 @@ final class FullTextIndexKind: IndexKind, @unchecked Sendable {
         let pending = FullTextPendingChanges(store: store, state: FullTextIndexState(statistics: FullTextCorpusStatistics(documentCount: 0, totalTokens: 0), nextDocument: 0))
         var ids: [[UInt8]] = []
         var tokenCounts: [Int] = []
+        if let paths = store.plainPaths, store.whereClause == nil {
+            // Text read in place: documents are tokenized on both cores where they are read
+            // (`PartitionedScan`), and their entries added here in ID order.
+            try PartitionedScan.run(docs, txn: txn) { _ in
+                TokenizedDocuments()
+            } visit: { part, k, v in
+                guard let h = DocumentRecord.header(v), !h.deleted, let root = BinaryValue.root(DocumentRecord.body(v)) else { return }
+                part.add(id: k, columns: paths.map { $0.lookup(in: root) }, tokenizer: self.tokenizer)
+            } consume: { part in
+                part.forEachDocument { id, tokenCount in
+                    let number = UInt32(ids.count)
+                    ids.append(Array(id))
+                    tokenCounts.append(tokenCount)
+                    pending.state.statistics.documentCount += 1
+                    pending.state.statistics.totalTokens += tokenCount
+                    return number
+                } entry: { number, key, tokenCount, termID, term, value, frequency in
+                    pending.addInterned(key: key, termID: termID, term: term, document: number, tokenCount: tokenCount,
+                                        positions: value, frequency: frequency)
+                }
+                if pending.isLarge(limit: FullTextPendingChanges.backfillLimit) { try pending.flush(txn: txn, writeState: false, segment: false) }
+            }
+            try finishBackfill(pending, ids: ids, tokenCounts: tokenCounts, stats: stats, txn: txn)
+            return
+        }
         let context = ExecContext(sourceCount: 1, variableCount: store.variableCount, aggregateCount: 0, parameters: [:], txn: txn)
         try docs.forEach(txn) { k, v in
             guard let h = DocumentRecord.header(v), !h.deleted else { return true }
@@ -300,6 +325,12 @@ final class FullTextIndexKind: IndexKind, @unchecked Sendable {
             if pending.isLarge(limit: FullTextPendingChanges.backfillLimit) { try pending.flush(txn: txn, writeState: false, segment: false) }
             return true
         }
+        try finishBackfill(pending, ids: ids, tokenCounts: tokenCounts, stats: stats, txn: txn)
+    }
+
+    /// The end of a back-fill: the documents' numbers, then the postings still queued.
+    private func finishBackfill(_ pending: FullTextPendingChanges, ids: [[UInt8]], tokenCounts: [Int], stats: StorageTable,
+                                txn: WriteTransaction) throws {
         pending.state.nextDocument = UInt32(ids.count)
         // Numbering first (0x01…, then 0x02…, in key order), the corpus key 0xFF last.
         for (n, id) in ids.enumerated() {

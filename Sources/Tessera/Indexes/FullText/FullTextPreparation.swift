@@ -89,3 +89,69 @@ package final class FullTextPreparer: Sendable {
         return indexes.map { PreparedFullText(tokenizing: root, paths: $0.paths, kind: $0.kind) }
     }
 }
+
+/// The full-text entries of many documents (a piece of a back-fill, `PartitionedScan`), made
+/// on one thread and read on another: all in a few buffers, not an array or two per document,
+/// so that the reader frees a handful of blocks the maker allocated (freeing another thread's
+/// many small blocks contends for its malloc arena, and stalled the maker).
+struct TokenizedDocuments {
+    private struct Item {
+        var idEnd: Int
+        var entriesEnd: Int
+        var tokenCount: Int
+        var cacheKey: TermCacheKey?
+    }
+
+    private struct Entry {
+        var termID: Int32
+        var frequency: Int32
+        var termEnd: Int
+        var valueEnd: Int
+    }
+
+    private var documents: [Item] = []
+    private var entries: [Entry] = []
+    /// Each document's ID, then its entries' terms and encoded positions, back to back.
+    private var bytes: [UInt8] = []
+
+    init() {}
+
+    /// Tokenizes a document's `columns` with `tokenizer` and keeps its entries under `id`.
+    mutating func add(id: UnsafeRawBufferPointer, columns: [BinaryValue?], tokenizer: FullTextTokenizer) {
+        bytes.append(contentsOf: id)
+        let idEnd = bytes.count
+        var key: TermCacheKey? = nil
+        let tokenCount = tokenizer.forEachInternedEntry(forBinary: columns) { k, _, termID, term, value, frequency in
+            key = k
+            bytes.append(contentsOf: term)
+            let termEnd = bytes.count
+            bytes.append(contentsOf: value)
+            entries.append(Entry(termID: termID, frequency: Int32(frequency), termEnd: termEnd, valueEnd: bytes.count))
+        }
+        documents.append(Item(idEnd: idEnd, entriesEnd: entries.count, tokenCount: tokenCount, cacheKey: key))
+    }
+
+    /// For each document in order: `document` with its ID and token count, which returns the
+    /// number it is given; then `entry` with that number and each of its entries, as
+    /// `FullTextTokenizer.forEachInternedEntry` hands them out.
+    func forEachDocument(_ document: (UnsafeBufferPointer<UInt8>, Int) throws -> UInt32,
+                         entry: (UInt32, TermCacheKey, Int, Int32, UnsafeBufferPointer<UInt8>, UnsafeBufferPointer<UInt8>, Int) throws -> Void) rethrows {
+        try bytes.withUnsafeBufferPointer { all in
+            var at = 0
+            var e = 0
+            for d in documents {
+                let number = try document(UnsafeBufferPointer(rebasing: all[at..<d.idEnd]), d.tokenCount)
+                at = d.idEnd
+                while e < d.entriesEnd {
+                    let x = entries[e]
+                    if let key = d.cacheKey {
+                        try entry(number, key, d.tokenCount, x.termID, UnsafeBufferPointer(rebasing: all[at..<x.termEnd]),
+                                  UnsafeBufferPointer(rebasing: all[x.termEnd..<x.valueEnd]), Int(x.frequency))
+                    }
+                    at = x.valueEnd
+                    e += 1
+                }
+            }
+        }
+    }
+}

@@ -44,6 +44,16 @@ struct KeyArena {
         try bytes.withUnsafeBytes { all in try body(UnsafeRawBufferPointer(rebasing: all[starts[i]..<starts[i + 1]])) }
     }
 
+    /// Calls `body` with a function that gives the bytes of key `i`, all valid during the call.
+    @inline(__always)
+    func withKeys<R>(_ body: ((Int) -> UnsafeRawBufferPointer) throws -> R) rethrows -> R {
+        try bytes.withUnsafeBytes { all in
+            try starts.withUnsafeBufferPointer { s in
+                try body { i in UnsafeRawBufferPointer(start: all.baseAddress! + s[i], count: s[i + 1] - s[i]) }
+            }
+        }
+    }
+
     /// Key `i` as an array (for callers that keep keys).
     func key(_ i: Int) -> [UInt8] { Array(bytes[starts[i]..<starts[i + 1]]) }
 
@@ -54,6 +64,15 @@ struct KeyArena {
         starts.append(0)
         inexact.removeAll(keepingCapacity: true)
         pendingInexact = false
+    }
+
+    /// Appends every key of `other` after this arena's, in their order.
+    mutating func append(contentsOf other: KeyArena) {
+        let offset = bytes.count
+        bytes.append(contentsOf: other.bytes)
+        starts.reserveCapacity(starts.count + other.count)
+        for i in 1..<other.starts.count { starts.append(other.starts[i] + offset) }
+        inexact.append(contentsOf: other.inexact)
     }
 
     /// Forgets the keys from `index` on.

@@ -123,31 +123,57 @@ extension KeyedIndexKind {
         return try IndexKey.entryValue(occurrences: entry.occurrences, exact: entry.exact).withUnsafeBytes(body)
     }
 
+    /// Appends one document's keys (a document-table entry) to `arena`; a damaged ID throws
+    /// when `damagedID` is true and is skipped otherwise (the document check reports it).
+    @inline(__always)
+    private func appendDocument(_ index: IndexStore, key k: UnsafeRawBufferPointer, record v: UnsafeRawBufferPointer,
+                                damagedID: Bool, evaluation: inout KeyedEvaluation, into arena: inout KeyArena) throws {
+        guard let h = DocumentRecord.header(v), !h.deleted else { return }
+        guard k.count <= IndexKey.maxDocIDBytes else {
+            if !damagedID { return }
+            throw DatabaseError(.corrupt, "cannot index '\(index.collection)': a document ID of \(k.count) bytes is damaged")
+        }
+        appendEntries(index, docID: k, body: DocumentRecord.body(v), evaluation: &evaluation, into: &arena)
+    }
+
     /// Every document's keys into one buffer, in the documents table's order.
     private func allEntries(_ index: IndexStore, snapshot: Snapshot, docs: DocumentTables, damagedID: Bool) throws -> KeyArena {
         var arena = KeyArena(reservingBytes: 1 << 20)
         var evaluation = KeyedEvaluation(index: index, snapshot: snapshot)
         try docs.forEach(snapshot) { k, v in
-            guard let h = DocumentRecord.header(v), !h.deleted else { return true }
-            guard k.count <= IndexKey.maxDocIDBytes else {
-                // A damaged ID is reported by the document check.
-                if !damagedID { return true }
-                throw DatabaseError(.corrupt, "cannot index '\(index.collection)': a document ID of \(k.count) bytes is damaged")
-            }
-            appendEntries(index, docID: k, body: DocumentRecord.body(v), evaluation: &evaluation, into: &arena)
+            try appendDocument(index, key: k, record: v, damagedID: damagedID, evaluation: &evaluation, into: &arena)
             return true
+        }
+        return arena
+    }
+
+    /// `allEntries` for a back-fill: the documents are read on both cores when the table is
+    /// large (`PartitionedScan`), each piece into an arena of its own, joined in ID order.
+    func allEntries(_ index: IndexStore, txn: WriteTransaction, docs: DocumentTables,
+                    minimumDocuments: Int = PartitionedScan.minimumDocuments) throws -> KeyArena {
+        var arena = KeyArena(reservingBytes: 1 << 20)
+        try PartitionedScan.run(docs, txn: txn, minimumDocuments: minimumDocuments) { snapshot in
+            (arena: KeyArena(reservingBytes: 64 << 10), evaluation: KeyedEvaluation(index: index, snapshot: snapshot))
+        } visit: { part, k, v in
+            try self.appendDocument(index, key: k, record: v, damagedID: true, evaluation: &part.evaluation, into: &part.arena)
+        } consume: { part in
+            if arena.count == 0 { arena = part.arena } else { arena.append(contentsOf: part.arena) }
         }
         return arena
     }
 
     /// Collects every entry, sorts them and appends them in key order.
     func backfill(_ index: IndexStore, txn: WriteTransaction, docs: DocumentTables) throws {
-        let arena = try allEntries(index, snapshot: txn, docs: docs, damagedID: true)
+        let arena = try allEntries(index, txn: txn, docs: docs)
         // allEntries reads the document table in ID order.
-        for e in arena.sortedEntriesAppendedInIDOrder() {
-            try Self.withEntryValue(e) { value in
-                try arena.withKey(e.key) { _ = try txn.put(index.table, key: $0, value: value, flags: .append) }
+        let sorted = arena.sortedEntriesAppendedInIDOrder()
+        try arena.withKeys { key in
+            var batch = StorageAppendBatch()
+            for e in sorted {
+                Self.withEntryValue(e) { value in batch.add(key: key(e.key), value: value) }
+                if batch.isFull { try txn.append(&batch, to: index.table) }
             }
+            try txn.append(&batch, to: index.table)
         }
     }
 

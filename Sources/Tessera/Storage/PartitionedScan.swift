@@ -1,0 +1,219 @@
+import Foundation
+
+// A collection's documents walked on both cores, for work that reads every document and
+// writes nothing while it reads (an index back-fill).
+//
+// A write transaction's handle belongs to one thread, so the second thread reads a snapshot
+// of its own: a read transaction begun during the write transaction starts from the same
+// commit (LMDB admits one writer at a time), so it sees a table exactly as the writer does
+// as long as the writer has not changed that table (`WriteTransaction.hasChanged`). When it
+// has (documents saved earlier in the same batch), or the table is small, one thread walks
+// it all, as before.
+//
+// The ID range is cut into pieces of about the same number of documents, at every n-th key
+// of the collection's table of live IDs (keys only: a walk of it reads about 2 % of the
+// pages the documents take); the two threads take pieces in order, one at a time, each piece
+// into a part of its own, and the parts are consumed in ID order by the caller's thread.
+// Uneven pieces (many tombstones in one) would cost parallelism, never correctness: a piece
+// is a key range, and together the ranges cover every key once.
+
+/// Walks a document table on two threads (see the comment at the top of this file).
+enum PartitionedScan {
+    /// Below this many documents one thread walks the table.
+    static let minimumDocuments = 8_192
+    /// Pieces the ID range is cut into, at least (more for large tables: about 2,048
+    /// documents per piece, up to 1,024 pieces).
+    static let pieceCount = 64
+    /// Pieces walked but not yet consumed, at most (bounds the memory parts hold).
+    static let window = 8
+
+    /// Calls `visit` with each document's ID and whole record, piece by piece, and hands each
+    /// piece's part to `consume` in ID order: the parts, concatenated, are what one walk of the
+    /// table in ID order would have produced. Each part is made by `makePart` with the
+    /// snapshot its thread reads (`txn` or a read snapshot of the same commit); `visit` runs on
+    /// either thread, for different parts at once, and must touch nothing but its part.
+    /// `consume` runs on the calling thread, between walks of its own.
+    ///
+    /// Puts of the tables held back by `txn` are written out first. `minimumDocuments` and
+    /// `pieces` are for tests. The first error thrown on either thread is thrown once both
+    /// have stopped; nothing is consumed after it.
+    static func run<Part>(_ docs: DocumentTables, txn: WriteTransaction,
+                          minimumDocuments: Int = minimumDocuments, pieces: Int? = nil,
+                          makePart: @escaping (Snapshot) -> Part,
+                          visit: @escaping (inout Part, UnsafeRawBufferPointer, UnsafeRawBufferPointer) throws -> Void,
+                          consume: (Part) throws -> Void) throws {
+        try txn.writeOutHeld(docs.records)
+        try txn.writeOutHeld(docs.tails)
+        guard let liveIDs = docs.liveIDs, try txn.count(docs.records) >= minimumDocuments else {
+            var part = makePart(txn)
+            try docs.forEach(txn) { k, v in try visit(&part, k, v); return true }
+            try consume(part)
+            return
+        }
+        let live = try txn.count(liveIDs)
+        let splits = try splitKeys(liveIDs, count: live, pieces: pieces ?? min(max(pieceCount, live / 2_048), 1_024), txn: txn)
+        let ranges = zip([nil] + splits.map { Optional($0) }, splits.map { Optional($0) } + [nil]).map { (lower: $0, upper: $1) }
+        // Walks piece `i` into a part.
+        let walk = { (i: Int, snapshot: Snapshot) throws -> Part in
+            var part = makePart(snapshot)
+            try docs.forEach(snapshot, from: ranges[i].lower, to: ranges[i].upper) { k, v in try visit(&part, k, v); return true }
+            return part
+        }
+        // The writer reads alone a table it has changed (and on one core).
+        guard ProcessInfo.processInfo.activeProcessorCount > 1, !txn.hasChanged(docs.records), !txn.hasChanged(docs.tails) else {
+            for i in ranges.indices { try consume(try walk(i, txn)) }
+            return
+        }
+        let reader = try txn.beginReadSnapshot()
+        defer { txn.endReadSnapshot(reader) }
+        let shared = ScanPieces<Part>(count: ranges.count, window: window)
+        let finished = DispatchSemaphore(value: 0)
+        let work = UncheckedSendable(value: { shared.walkAsWorker { try walk($0, reader) } })
+        let worker = WorkerThread(name: "tessera-scan")
+        worker.submit {
+            work.value()
+            finished.signal()
+        }
+        worker.stop()
+        defer { finished.wait() }
+        do {
+            while let part = try shared.nextInOrder(walking: { try walk($0, txn) }) { try consume(part) }
+        } catch {
+            shared.fail(error)
+            throw error
+        }
+    }
+
+    /// Keys that cut `table` (of `count` keys) into `pieces` runs of about the same number of
+    /// keys: every (count / pieces)-th key, ascending. A walk of a small table (the live IDs:
+    /// keys only, about 2 % of the documents' pages).
+    static func splitKeys(_ table: StorageTable, count: Int, pieces: Int, txn: Snapshot) throws -> [[UInt8]] {
+        let step = count / max(pieces, 1)
+        guard step > 0, pieces > 1 else { return [] }
+        var keys: [[UInt8]] = []
+        keys.reserveCapacity(pieces)
+        var i = 0
+        try txn.withCursor(table) { c in
+            try c.forEach { k, _ in
+                if i > 0 && i % step == 0 {
+                    keys.append(Array(k))
+                    if keys.count == pieces - 1 { return false }
+                }
+                i += 1
+                return true
+            }
+        }
+        return keys
+    }
+}
+
+/// The pieces of a `PartitionedScan` and what the two threads know of them: the next piece
+/// to take, each walked piece's part until it is consumed, how many are consumed, and the
+/// first error. A thread takes a piece only within `window` pieces of the next to consume.
+private final class ScanPieces<Part>: @unchecked Sendable {
+    // @unchecked Sendable: every field is read and written under `condition`'s lock.
+    private let condition = NSCondition()
+    private var parts: [Part?]
+    private var walked: [Bool]
+    private var nextToTake = 0
+    private var consumed = 0
+    private var failure: (any Error)?
+    private let window: Int
+
+    init(count: Int, window: Int) {
+        parts = Array(repeating: nil, count: count)
+        walked = Array(repeating: false, count: count)
+        self.window = window
+    }
+
+    /// Records the first error; both threads stop taking pieces.
+    func fail(_ error: any Error) {
+        condition.lock()
+        if failure == nil { failure = error }
+        condition.broadcast()
+        condition.unlock()
+    }
+
+    /// Stores piece `i`'s part.
+    private func finish(_ i: Int, _ part: Part) {
+        condition.lock()
+        parts[i] = part
+        walked[i] = true
+        condition.broadcast()
+        condition.unlock()
+    }
+
+    /// The worker's loop: takes pieces in order while the window allows, until none is left.
+    func walkAsWorker(_ walk: (Int) throws -> Part) {
+        while true {
+            condition.lock()
+            while failure == nil && nextToTake < parts.count && nextToTake >= consumed + window { condition.wait() }
+
+            if failure != nil || nextToTake >= parts.count {
+                condition.unlock()
+                return
+            }
+            let i = nextToTake
+            nextToTake += 1
+            condition.unlock()
+            do { finish(i, try walk(i)) } catch {
+                fail(error)
+                return
+            }
+        }
+    }
+
+    /// The caller's loop step: the next part in order once it is walked (nil after the last),
+    /// walking pieces itself while it would otherwise wait. Throws the worker's error.
+    func nextInOrder(walking walk: (Int) throws -> Part) throws -> Part? {
+        condition.lock()
+        while true {
+            if let failure {
+                condition.unlock()
+                throw failure
+            }
+            if consumed == parts.count {
+                condition.unlock()
+                return nil
+            }
+            if walked[consumed] {
+                let part = parts[consumed].take()
+                consumed += 1
+                condition.broadcast()
+                condition.unlock()
+                return part
+            }
+            if nextToTake < parts.count && nextToTake < consumed + window {
+                let i = nextToTake
+                nextToTake += 1
+                condition.unlock()
+                let part = try walk(i)
+                condition.lock()
+                parts[i] = part
+                walked[i] = true
+                continue
+            }
+            condition.wait()
+        }
+    }
+}
+
+/// A value handed to another thread that the sender no longer touches until that thread is
+/// done with it (the scan waits for its worker before returning).
+private struct UncheckedSendable<Value>: @unchecked Sendable {
+    let value: Value
+}
+
+extension DocumentTables {
+    /// `forEach` over the IDs `lower ..< upper` (nil bounds are open).
+    func forEach(_ txn: Snapshot, from lower: [UInt8]?, to upper: [UInt8]?,
+                 _ body: (UnsafeRawBufferPointer, UnsafeRawBufferPointer) throws -> Bool) throws {
+        let buffer = RecordBuffer()
+        try txn.withCursor(records) { c in
+            try txn.withCursor(tails) { tc in
+                var follower = TailFollower(tc.borrowed)
+                try c.forEach(from: lower, to: upper) { k, stored in try body(k, try follower.whole(stored, id: k, buffer: buffer)) }
+            }
+        }
+    }
+}
