@@ -1,14 +1,14 @@
 import Foundation
 
 // A collection's documents walked on both cores, for work that reads every document and
-// writes nothing while it reads (an index back-fill).
+// writes none while it reads (an index back-fill, which writes only its index's tables).
 //
 // A write transaction's handle belongs to one thread, so the second thread reads a snapshot
 // of its own: a read transaction begun during the write transaction starts from the same
 // commit (LMDB admits one writer at a time), so it sees a table exactly as the writer does
 // as long as the writer has not changed that table (`WriteTransaction.hasChanged`). When it
-// has (documents saved earlier in the same batch), or the table is small, one thread walks
-// it all, as before.
+// has (documents saved earlier in the same batch), the writer walks every piece itself; a
+// small table is walked in one piece.
 //
 // The ID range is cut into pieces of about the same number of documents, at every n-th key
 // of the collection's table of live IDs (keys only: a walk of it reads about 2 % of the
@@ -59,12 +59,13 @@ enum PartitionedScan {
             try docs.forEach(snapshot, from: ranges[i].lower, to: ranges[i].upper) { k, v in try visit(&part, k, v); return true }
             return part
         }
-        // The writer reads alone a table it has changed (and on one core).
-        guard ProcessInfo.processInfo.activeProcessorCount > 1, !txn.hasChanged(docs.records), !txn.hasChanged(docs.tails) else {
+        // The writer reads alone a table it has changed (and on one core, or when no reader
+        // slot is free).
+        guard ProcessInfo.processInfo.activeProcessorCount > 1, !txn.hasChanged(docs.records), !txn.hasChanged(docs.tails),
+              let reader = try? txn.beginReadSnapshot() else {
             for i in ranges.indices { try consume(try walk(i, txn)) }
             return
         }
-        let reader = try txn.beginReadSnapshot()
         defer { txn.endReadSnapshot(reader) }
         let shared = ScanPieces<Part>(count: ranges.count, window: window)
         let finished = DispatchSemaphore(value: 0)
