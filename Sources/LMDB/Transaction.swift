@@ -410,10 +410,13 @@ import Darwin
 
 /// Entries to append to a table in ascending key order (`Transaction.append(_:to:)`): keys by
 /// reference (their bytes must stay valid and unchanged until the batch is written), values
-/// copied into the batch.
+/// copied into the batch or, with `add(key:referencing:)`, by reference too.
 package struct AppendBatch {
     fileprivate var keys: [MDB_val] = []
-    private var valueRanges: [(start: Int, count: Int)] = []
+    /// Per entry: the value by reference, or its size with no address when it was copied.
+    private var values: [MDB_val] = []
+    /// Per entry: where its copied value starts in `valueBytes`, or -1 (by reference).
+    private var copiedAt: [Int] = []
     private var valueBytes: [UInt8] = []
     /// Entries after which `isFull` says to write the batch.
     package let capacity: Int
@@ -422,7 +425,8 @@ package struct AppendBatch {
     package init(capacity: Int = 4096) {
         self.capacity = capacity
         keys.reserveCapacity(capacity)
-        valueRanges.reserveCapacity(capacity)
+        values.reserveCapacity(capacity)
+        copiedAt.reserveCapacity(capacity)
     }
 
     /// The number of entries.
@@ -435,35 +439,46 @@ package struct AppendBatch {
     @inline(__always)
     package mutating func add(key: UnsafeRawBufferPointer, value: UnsafeRawBufferPointer) {
         keys.append(MDB_val(mv_size: key.count, mv_data: UnsafeMutableRawPointer(mutating: key.baseAddress)))
-        valueRanges.append((valueBytes.count, value.count))
+        values.append(MDB_val(mv_size: value.count, mv_data: nil))
+        copiedAt.append(valueBytes.count)
         if value.count > 0 { valueBytes.append(contentsOf: value) }
+    }
+
+    /// Adds an entry whose key and value both stay valid until the batch is written.
+    @inline(__always)
+    package mutating func add(key: UnsafeRawBufferPointer, referencing value: UnsafeRawBufferPointer) {
+        keys.append(MDB_val(mv_size: key.count, mv_data: UnsafeMutableRawPointer(mutating: key.baseAddress)))
+        values.append(MDB_val(mv_size: value.count, mv_data: UnsafeMutableRawPointer(mutating: value.baseAddress)))
+        copiedAt.append(-1)
     }
 
     /// Empties the batch, keeping its capacity.
     package mutating func removeAll() {
         keys.removeAll(keepingCapacity: true)
-        valueRanges.removeAll(keepingCapacity: true)
+        values.removeAll(keepingCapacity: true)
+        copiedAt.removeAll(keepingCapacity: true)
         valueBytes.removeAll(keepingCapacity: true)
     }
 
     /// Entry `i` (valid until the batch changes).
     package func entry(_ i: Int) -> (UnsafeRawBufferPointer, UnsafeRawBufferPointer) {
         let key = UnsafeRawBufferPointer(start: keys[i].mv_data, count: keys[i].mv_size)
-        let r = valueRanges[i]
-        let value = valueBytes.withUnsafeBytes { UnsafeRawBufferPointer(rebasing: $0[r.start..<(r.start + r.count)]) }
-        return (key, value)
+        let at = copiedAt[i], n = values[i].mv_size
+        if at < 0 { return (key, UnsafeRawBufferPointer(start: values[i].mv_data, count: n)) }
+        return (key, valueBytes.withUnsafeBytes { UnsafeRawBufferPointer(rebasing: $0[at..<(at + n)]) })
     }
 
     /// Calls `body` with the keys and values of entries `first...` as MDB_val arrays.
     fileprivate func withEntries(from first: Int, _ body: (UnsafeRawPointer, UnsafeRawPointer, Int) -> Int32) -> Int32 {
         valueBytes.withUnsafeBytes { bytes in
             let base = bytes.baseAddress.map { UnsafeMutableRawPointer(mutating: $0) }
-            let values = (first..<keys.count).map { i -> MDB_val in
-                let r = valueRanges[i]
-                return MDB_val(mv_size: r.count, mv_data: r.count == 0 ? nil : base! + r.start)
+            let resolved = (first..<keys.count).map { i -> MDB_val in
+                let at = copiedAt[i]
+                if at < 0 { return values[i] }
+                return MDB_val(mv_size: values[i].mv_size, mv_data: values[i].mv_size == 0 ? nil : base! + at)
             }
             return keys.withUnsafeBufferPointer { k in
-                values.withUnsafeBufferPointer { v in
+                resolved.withUnsafeBufferPointer { v in
                     body(UnsafeRawPointer(k.baseAddress! + first), UnsafeRawPointer(v.baseAddress!), keys.count - first)
                 }
             }

@@ -254,18 +254,26 @@ final class DeferredPuts {
         var last: [UInt8]?
         try txn.withCursor(table) { c in if try c.last() { last = Array(c.key) } }
         var appending = last == nil
+        // Puts after the table's last key go through one cursor per batch (`AppendBatch`).
+        var batch = AppendBatch()
         for e in order {
             let entry = entries[e]
             let key = UnsafeRawBufferPointer(start: entry.key, count: entry.keyCount)
             if !appending, let l = last, compareKeys(key, l) > 0 { appending = true }
             if let v = entry.value {
-                try txn.put(table, key: key, value: UnsafeRawBufferPointer(start: v, count: entry.valueCount),
-                            flags: appending ? .append : [])
+                let value = UnsafeRawBufferPointer(start: v, count: entry.valueCount)
+                if appending {
+                    batch.add(key: key, referencing: value)
+                    if batch.isFull { try txn.append(&batch, to: table) }
+                } else {
+                    try txn.put(table, key: key, value: value)
+                }
             } else if !appending {
                 // A key after the table's last one is not in it: nothing to delete.
                 _ = try txn.delete(table, key: key)
             }
         }
+        try txn.append(&batch, to: table)
         discard()
     }
 
