@@ -85,6 +85,36 @@ struct DeferredPutsTests {
     /// in memory (written out at every budget's worth, later write-outs land between the keys
     /// of earlier ones and leave pages part empty), point reads inside the transaction see the
     /// spilled puts, and the file is never visible in the directory.
+    @Test("Held keys are written in memcmp order: shared prefixes past 16 bytes, zero bytes, prefixes of each other (seeded)")
+    func writeOutOrder() throws {
+        try Self.withStore("deferred-order") { store in
+            var rng = SplitMix64(seed: 41)
+            let stems: [[UInt8]] = [[], Array("hotel_".utf8), Array("a-very-long-shared-prefix-of-ids/".utf8), [0, 0, 0], [0xFF, 0xFF]]
+            for round in 0..<10 {
+                let table = try store.write { w in try w.createTable("o\(round)") }
+                var keys = Set<[UInt8]>()
+                while keys.count < 3_000 {
+                    var k = stems[Int.random(in: 0..<stems.count, using: &rng)]
+                    for _ in 0..<Int.random(in: 0...20, using: &rng) {
+                        k.append(Int.random(in: 0..<4, using: &rng) == 0 ? 0 : UInt8(Int.random(in: 0..<256, using: &rng)))
+                    }
+                    if !k.isEmpty { keys.insert(k) }
+                }
+                let shuffled = keys.shuffled(using: &rng)
+                try store.write { w in
+                    w.deferPuts(in: table)
+                    for k in shuffled { try w.put(table, key: k, value: [1]) }
+                    #expect(w.held(table)?.keysInWriteOrder() == keys.sorted { $0.lexicographicallyPrecedes($1) }, "round \(round)")
+                }
+                try store.read { txn in
+                    var walked: [[UInt8]] = []
+                    try txn.withCursor(table) { c in try c.forEach { k, _ in walked.append(Array(k)); return true } }
+                    #expect(walked == keys.sorted { $0.lexicographicallyPrecedes($1) }, "round \(round)")
+                }
+            }
+        }
+    }
+
     @Test("Beyond the memory budget, held puts go to an unlinked temporary file, not to the table early")
     func spillBeyondTheMemoryBudget() throws {
         let dir = ScratchDirectory("deferred-spill")
