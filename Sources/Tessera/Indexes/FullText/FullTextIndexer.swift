@@ -650,6 +650,10 @@ final class FullTextPendingChanges: PendingIndexWork {
     private var internedKey: TermCacheKey?
     /// Tokenizer term ID → term slot here (-1: not seen yet).
     @exclusivity(unchecked) private var internedSlots: [Int32] = []
+    /// The slots of the term caches used before the current one (at most three, the most
+    /// recent last): entries tokenized on two threads come from two caches, taken in turns,
+    /// and forgetting a cache's slots at every turn sent each term back to `newInternedSlot`.
+    private var earlierInterned: [(key: TermCacheKey, slots: [Int32])] = []
 
     /// Every change goes to `records` (no per-term streams): see `init(store:txn:)`.
     private let recordsOnly: Bool
@@ -856,10 +860,7 @@ final class FullTextPendingChanges: PendingIndexWork {
     /// bytes the first time that cache shows it.
     @inline(__always)
     private func internedSlot(key: TermCacheKey, termID: Int32, term: UnsafeBufferPointer<UInt8>) -> Int32 {
-        if key != internedKey {
-            internedKey = key
-            internedSlots.removeAll(keepingCapacity: true)
-        }
+        if key != internedKey { switchInterned(to: key) }
         let t = Int(termID)
         if t >= internedSlots.count { internedSlots.append(contentsOf: repeatElement(-1, count: t - internedSlots.count + 1)) }
         var id = internedSlots[t]
@@ -868,6 +869,19 @@ final class FullTextPendingChanges: PendingIndexWork {
             internedSlots[t] = id
         }
         return id
+    }
+
+    /// Makes `key`'s slots the current ones, keeping the current cache's for its next turn.
+    @inline(never)
+    private func switchInterned(to key: TermCacheKey) {
+        let found = earlierInterned.firstIndex { $0.key == key }
+        let slots = found.map { earlierInterned.remove(at: $0).slots } ?? []
+        if let current = internedKey {
+            earlierInterned.append((current, internedSlots))
+            if earlierInterned.count > 3 { earlierInterned.removeFirst() }
+        }
+        internedKey = key
+        internedSlots = slots
     }
 
     /// Queues an entry of `document` for slot `id` (its stream while documents come in
@@ -1111,6 +1125,7 @@ final class FullTextPendingChanges: PendingIndexWork {
         streamBytes = 0
         internedKey = nil
         internedSlots = []
+        earlierInterned = []
         if let stats = store.statsTable {
             try writeRetired(txn, stats: stats)
             if state.segments >= Self.segmentLimit || state.segmentPostings >= Self.segmentPostingsLimit { try mergeSegments(txn) }
