@@ -204,17 +204,3 @@ private final class ScanPieces<Part>: @unchecked Sendable {
 private struct UncheckedSendable<Value>: @unchecked Sendable {
     let value: Value
 }
-
-extension DocumentTables {
-    /// `forEach` over the IDs `lower ..< upper` (nil bounds are open).
-    func forEach(_ txn: Snapshot, from lower: [UInt8]?, to upper: [UInt8]?,
-                 _ body: (UnsafeRawBufferPointer, UnsafeRawBufferPointer) throws -> Bool) throws {
-        let buffer = RecordBuffer()
-        try txn.withCursor(records) { c in
-            try txn.withCursor(tails) { tc in
-                var follower = TailFollower(tc.borrowed)
-                try c.forEach(from: lower, to: upper) { k, stored in try body(k, try follower.whole(stored, id: k, buffer: buffer)) }
-            }
-        }
-    }
-}

@@ -162,11 +162,17 @@ extension DocumentTables {
     /// Calls `body` with each document's ID and whole record (`TailFollower`), in ID order,
     /// until it returns false. The record is valid until `body` returns.
     func forEach(_ txn: Snapshot, _ body: (UnsafeRawBufferPointer, UnsafeRawBufferPointer) throws -> Bool) throws {
+        try forEach(txn, from: nil, to: nil, body)
+    }
+
+    /// `forEach` over the IDs `lower ..< upper` (nil bounds are open).
+    func forEach(_ txn: Snapshot, from lower: [UInt8]?, to upper: [UInt8]?,
+                 _ body: (UnsafeRawBufferPointer, UnsafeRawBufferPointer) throws -> Bool) throws {
         let buffer = RecordBuffer()
         try txn.withCursor(records) { c in
             try txn.withCursor(tails) { tc in
                 var follower = TailFollower(tc.borrowed)
-                try c.forEach { k, stored in try body(k, try follower.whole(stored, id: k, buffer: buffer)) }
+                try c.forEach(from: lower, to: upper) { k, stored in try body(k, try follower.whole(stored, id: k, buffer: buffer)) }
             }
         }
     }

@@ -284,6 +284,17 @@ final class FullTextIndexKind: IndexKind, @unchecked Sendable {
         let pending = FullTextPendingChanges(store: store, state: FullTextIndexState(statistics: FullTextCorpusStatistics(documentCount: 0, totalTokens: 0), nextDocument: 0))
         var ids: [[UInt8]] = []
         var tokenCounts: [Int] = []
+        // The next document's number (documents are numbered in ID order).
+        func number(_ id: UnsafeRawBufferPointer) -> UInt32 {
+            ids.append(Array(id))
+            return UInt32(ids.count - 1)
+        }
+        // The last numbered document's token count, kept with its number and in the totals.
+        func counted(tokens: Int) {
+            tokenCounts.append(tokens)
+            pending.state.statistics.documentCount += 1
+            pending.state.statistics.totalTokens += tokens
+        }
         if let paths = store.plainPaths, store.whereClause == nil {
             // Text read in place: documents are tokenized on both cores where they are read
             // (`PartitionedScan`), and their entries added here in ID order.
@@ -294,12 +305,8 @@ final class FullTextIndexKind: IndexKind, @unchecked Sendable {
                 part.add(id: k, columns: paths.map { $0.lookup(in: root) }, tokenizer: self.tokenizer)
             } consume: { part in
                 part.forEachDocument { id, tokenCount in
-                    let number = UInt32(ids.count)
-                    ids.append(Array(id))
-                    tokenCounts.append(tokenCount)
-                    pending.state.statistics.documentCount += 1
-                    pending.state.statistics.totalTokens += tokenCount
-                    return number
+                    defer { counted(tokens: tokenCount) }
+                    return number(UnsafeRawBufferPointer(id))
                 } entry: { number, key, tokenCount, termID, term, value, frequency in
                     pending.addInterned(key: key, termID: termID, term: term, document: number, tokenCount: tokenCount,
                                         positions: value, frequency: frequency)
@@ -313,15 +320,11 @@ final class FullTextIndexKind: IndexKind, @unchecked Sendable {
         try docs.forEach(txn) { k, v in
             guard let h = DocumentRecord.header(v), !h.deleted else { return true }
             guard let columns = columns(store, body: DocumentRecord.body(v), txn: txn, context: context) else { return true }
-            let number = UInt32(ids.count)
-            ids.append(Array(k))
-            let tokens = forEachInternedEntry(columns) { key, tokenCount, id, term, value, frequency in
-                pending.addInterned(key: key, termID: id, term: term, document: number, tokenCount: tokenCount,
-                                        positions: value, frequency: frequency)
-            }
-            tokenCounts.append(tokens)
-            pending.state.statistics.documentCount += 1
-            pending.state.statistics.totalTokens += tokens
+            let n = number(k)
+            counted(tokens: forEachInternedEntry(columns) { key, tokenCount, id, term, value, frequency in
+                pending.addInterned(key: key, termID: id, term: term, document: n, tokenCount: tokenCount,
+                                    positions: value, frequency: frequency)
+            })
             if pending.isLarge(limit: FullTextPendingChanges.backfillLimit) { try pending.flush(txn: txn, writeState: false, segment: false) }
             return true
         }
