@@ -228,3 +228,157 @@ int tessera_mdb_cursor_open(void *txn, unsigned int dbi, void *cursor_out) {
     GUARDED(mdb_cursor_open((MDB_txn *)txn, dbi, (MDB_cursor **)cursor_out));
 }
 int tessera_mdb_txn_commit(void *txn) { GUARDED(mdb_txn_commit((MDB_txn *)txn)); }
+
+// ---------------------------------------------------------------------------------------------
+// Many lookups in one table of a read-only transaction, walked together.
+//
+// mdb_get walks one key from the root to its leaf; each page it reaches is usually not in the
+// CPU's caches (nor in its TLB), and the next step depends on it, so a row of lookups waits
+// for memory once per level per key. Here the keys descend level by level together: every
+// key's next page is requested (prefetched) before any of them is read, so the waits overlap.
+// It reads LMDB 0.9's page layout (as leaf_is_valid does): header (page number, pad, flags,
+// lower, upper), then the node offsets; a branch node's child page number is lo | hi << 16 |
+// flags << 32; a leaf node's data size lo | hi << 16, its data after the key (or, with
+// F_BIGDATA, on the overflow page whose number it holds).
+
+static inline int tree_compare(const unsigned char *a, size_t a_size, const unsigned char *b, size_t b_size) {
+    // LMDB's default order (mdb_cmp_memn): bytes, then the shorter key first.
+    int d = memcmp(a, b, a_size < b_size ? a_size : b_size);
+    return d != 0 ? d : (a_size < b_size ? -1 : a_size > b_size ? 1 : 0);
+}
+
+static inline const unsigned char *tree_page(const tessera_lmdb_tree *tree, uint64_t number) {
+    if (number >= (tree->map_end - tree->map_base) / tree->page_size) return NULL;
+    return (const unsigned char *)(uintptr_t)(tree->map_base + number * tree->page_size);
+}
+
+// A node of page `p` by index, or NULL if its header would leave the page.
+static inline const unsigned char *tree_node(const unsigned char *p, unsigned index, unsigned page_size,
+                                             uint16_t *key_size) {
+    uint16_t offset;
+    memcpy(&offset, p + 16 + 2 * index, 2);
+    if ((unsigned)offset + 8 > page_size) return NULL;
+    memcpy(key_size, p + offset + 6, 2);
+    if ((unsigned)offset + 8 + *key_size > page_size) return NULL;
+    return p + offset;
+}
+
+enum { WALKING = 3 };
+
+static int get_many(const tessera_lmdb_tree *tree, size_t count, const MDB_val *keys, MDB_val *values,
+                    unsigned char *found) {
+    const unsigned char *at[TESSERA_LMDB_GET_MANY_MAX];
+    const unsigned page_size = tree->page_size;
+    const unsigned char *root = tree_page(tree, tree->root);
+    for (size_t j = 0; j < count; j++) {
+        at[j] = root;
+        found[j] = root ? WALKING : 0;
+    }
+    if (root == NULL) return 0;
+    for (unsigned level = 0; level < tree->depth; level++) {
+        for (size_t j = 0; j < count; j++) {
+            if (found[j] != WALKING) continue;
+            found[j] = 0;  // until the walk succeeds
+            const unsigned char *p = at[j];
+            uint16_t flags, lower;
+            memcpy(&flags, p + 10, 2);
+            memcpy(&lower, p + 12, 2);
+            if (lower < 16 || lower > page_size) continue;
+            unsigned n = (unsigned)(lower - 16) >> 1;
+            const unsigned char *key = keys[j].mv_data;
+            size_t key_size = keys[j].mv_size;
+            uint16_t ks;
+            const unsigned char *node;
+            if ((flags & 0x2F) == 0x01 && level + 1 < tree->depth) {
+                // A branch: the last node whose key is at or below the key (node 0's key is
+                // empty and stands below every key).
+                if (n == 0) continue;
+                unsigned lo = 1, hi = n;
+                int damaged = 0;
+                while (lo < hi) {
+                    unsigned mid = (lo + hi) >> 1;
+                    if ((node = tree_node(p, mid, page_size, &ks)) == NULL) { damaged = 1; break; }
+                    if (tree_compare(node + 8, ks, key, key_size) <= 0) lo = mid + 1; else hi = mid;
+                }
+                if (damaged || (node = tree_node(p, lo - 1, page_size, &ks)) == NULL) continue;
+                uint16_t a, b, c;
+                memcpy(&a, node, 2);
+                memcpy(&b, node + 2, 2);
+                memcpy(&c, node + 4, 2);
+                const unsigned char *child = tree_page(tree, (uint64_t)a | (uint64_t)b << 16 | (uint64_t)c << 32);
+                if (child == NULL) continue;
+                __builtin_prefetch(child);
+                at[j] = child;
+                found[j] = WALKING;
+            } else if ((flags & 0x2F) == 0x02 && level + 1 == tree->depth) {
+                // A leaf (not LEAF2, not a sub-page): the node with exactly this key.
+                unsigned lo = 0, hi = n;
+                node = NULL;
+                while (lo < hi) {
+                    unsigned mid = (lo + hi) >> 1;
+                    const unsigned char *m = tree_node(p, mid, page_size, &ks);
+                    if (m == NULL) break;
+                    int c = tree_compare(m + 8, ks, key, key_size);
+                    if (c == 0) { node = m; break; }
+                    if (c < 0) lo = mid + 1; else hi = mid;
+                }
+                if (node == NULL) continue;
+                uint16_t a, b, node_flags;
+                memcpy(&a, node, 2);
+                memcpy(&b, node + 2, 2);
+                memcpy(&node_flags, node + 4, 2);
+                size_t size = (size_t)a | (size_t)b << 16;
+                const unsigned char *data = node + 8 + ks;
+                if (node_flags == 0x01) {  // F_BIGDATA: the value fills overflow pages
+                    uint64_t overflow;
+                    memcpy(&overflow, data, 8);
+                    const unsigned char *op = tree_page(tree, overflow);
+                    if (op == NULL) continue;
+                    data = op + 16;
+                } else if (node_flags != 0 || (size_t)(data - p) + size > page_size) {
+                    continue;
+                }
+                if ((uintptr_t)data + size > tree->map_end) continue;
+                // The caller reads the value next: its first lines are on their way.
+                __builtin_prefetch(data);
+                __builtin_prefetch(data + 64);
+                __builtin_prefetch(data + 128);
+                __builtin_prefetch(data + 192);
+                values[j].mv_data = (void *)data;
+                values[j].mv_size = size;
+                found[j] = 1;
+            }
+        }
+    }
+    for (size_t j = 0; j < count; j++) if (found[j] == WALKING) found[j] = 0;
+    return 0;
+}
+
+int tessera_lmdb_tree_of(void *txn, const void *name, size_t name_size, unsigned long map_base,
+                         unsigned long map_end, unsigned int page_size, tessera_lmdb_tree *tree) {
+    if (map_base == 0 || map_end <= map_base || page_size < 512 || (page_size & (page_size - 1)) != 0) return MDB_NOTFOUND;
+    MDB_val k = { name_size, (void *)name }, v;
+    int rc = tessera_mdb_get(txn, 1 /* MAIN_DBI: the table of tables */, &k, &v);
+    if (rc != 0) return rc;
+    // The table's record (LMDB 0.9's MDB_db): pad, flags (2 at 4), depth (2 at 6), page and
+    // entry counts, root page (8 at 40). Only plain tables (no flags: default key order).
+    if (v.mv_size != 48) return MDB_INCOMPATIBLE;
+    uint16_t flags, depth;
+    uint64_t root;
+    memcpy(&flags, (const char *)v.mv_data + 4, 2);
+    memcpy(&depth, (const char *)v.mv_data + 6, 2);
+    memcpy(&root, (const char *)v.mv_data + 40, 8);
+    if (flags != 0 || depth == 0 || depth > 32 || root == ~(uint64_t)0) return MDB_INCOMPATIBLE;
+    tree->map_base = map_base;
+    tree->map_end = map_end;
+    tree->root = root;
+    tree->page_size = page_size;
+    tree->depth = depth;
+    return 0;
+}
+
+int tessera_mdb_get_many(const tessera_lmdb_tree *tree, size_t count, const void *keys, void *values,
+                         unsigned char *found) {
+    if (count > TESSERA_LMDB_GET_MANY_MAX) count = TESSERA_LMDB_GET_MANY_MAX;
+    GUARDED(get_many(tree, count, (const MDB_val *)keys, (MDB_val *)values, found));
+}

@@ -59,6 +59,9 @@ import Darwin
     /// For a write transaction: the tables it has written to so far, one bit per handle
     /// (`hasChanged(_:)`).
     @exclusivity(unchecked) @usableFromInline var changedTables: [UInt64] = []
+    /// For a read-only transaction: the B-trees `get(_:from:)` walked, by table, with the
+    /// snapshot and map they were read in (`tree(of:)`).
+    @exclusivity(unchecked) var trees: [(dbi: MDB_dbi, snapshot: Int, base: UInt, end: UInt, tree: tessera_lmdb_tree?)] = []
 
     init(raw: OpaquePointer, readOnly: Bool, window: MapWindow? = nil) {
         self.raw = raw

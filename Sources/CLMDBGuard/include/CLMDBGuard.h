@@ -67,4 +67,33 @@ int tessera_mdb_txn_commit(void *txn);
 int tessera_mdb_append_batch(void *txn, unsigned int dbi, const void *keys, const void *values, size_t count,
                              size_t *appended);
 
+/// The most keys `tessera_mdb_get_many` reads in one call.
+#define TESSERA_LMDB_GET_MANY_MAX 64
+
+/// Where one table's B-tree lies in a read-only transaction's view of the map: its root page
+/// and depth, the map's address and the end of the file in it (`tessera_lmdb_tree_of`).
+typedef struct {
+    unsigned long map_base;
+    unsigned long map_end;
+    unsigned long long root;
+    unsigned int page_size;
+    unsigned int depth;
+} tessera_lmdb_tree;
+
+/// Reads the record of table `name` (its root page and depth) as the read-only transaction
+/// `txn` sees it, from the table of tables. 0 on success; MDB_NOTFOUND if there is no such
+/// table or the map is unknown, MDB_INCOMPATIBLE for an empty table or one with flags (a key
+/// order of its own), or the error of the read.
+int tessera_lmdb_tree_of(void *txn, const void *name, size_t name_size, unsigned long map_base,
+                         unsigned long map_end, unsigned int page_size, tessera_lmdb_tree *tree);
+
+/// Looks up `count` keys (an MDB_val array, at most TESSERA_LMDB_GET_MANY_MAX) in `tree`,
+/// walking them down the tree together so that their page reads overlap (see guard.c).
+/// found[i] is 1 with values[i] set when key i was found; 0 when this walk did not find it —
+/// absent, or a page that does not look as expected — and the caller then asks LMDB (mdb_get),
+/// which is the judge. Returns 0, or TESSERA_LMDB_FAULT if reading a page faulted. Only for a
+/// read-only transaction, whose pages stay as they are until it ends.
+int tessera_mdb_get_many(const tessera_lmdb_tree *tree, size_t count, const void *keys, void *values,
+                         unsigned char *found);
+
 #endif

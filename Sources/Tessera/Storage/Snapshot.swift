@@ -16,6 +16,9 @@ typealias StoragePutFlags = LMDB.PutFlags
 /// Entries to append in key order (`WriteTransaction.append(_:to:)`).
 typealias StorageAppendBatch = LMDB.AppendBatch
 
+/// Keys of one table looked up together (`Snapshot.get(_:from:)`).
+typealias StorageGetBatch = LMDB.GetBatch
+
 /// A consistent read view of the whole database: every read inside it sees the database as
 /// it was when the snapshot began (an LMDB read transaction), or as the enclosing write
 /// transaction has left it so far.
@@ -56,6 +59,17 @@ class Snapshot {
     final func get(_ table: StorageTable, key: String) throws -> UnsafeRawBufferPointer? {
         var key = key
         return try key.withUTF8 { try get(table, key: UnsafeRawBufferPointer($0)) }
+    }
+
+    /// Looks up every key of `batch` in `table`; `batch.value(at:)` then gives each value, or
+    /// nil. In a read snapshot the keys walk the table together (`GetBatch`); values are valid
+    /// as those of `get`.
+    final func get(_ batch: StorageGetBatch, from table: StorageTable) throws {
+        if deferred != nil, held(table) != nil {
+            for i in 0..<batch.count { batch.setValue(try get(table, key: batch.key(at: i)), at: i) }
+            return
+        }
+        try lmdb.get(batch, from: table)
     }
 
     /// The held-back puts of `table`, if it has any.

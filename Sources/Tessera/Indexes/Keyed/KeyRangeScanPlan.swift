@@ -39,7 +39,7 @@ struct KeyRangeScanPlan: IndexAccessPlan {
 
     func makeRowSource(slot: Int, docs: DocumentTables, includeDeleted: Bool, parameters: [String: Value],
                        rowsWanted: Int?) throws -> RowSource {
-        KeyRangeScan(slot: slot, plan: self, docs: docs, includeDeleted: includeDeleted)
+        KeyRangeScan(slot: slot, plan: self, docs: docs, includeDeleted: includeDeleted, rowsWanted: rowsWanted)
     }
 
     func explain(sources: [SourceInfo]) -> IndexAccessExplanation {

@@ -121,6 +121,33 @@ final class PrimaryKeyScan: RowSource {
     /// Where the next ID to look up starts in `idBytes` (while reading; its end while filling).
     @exclusivity(unchecked) private var idOffset = 0
 
+    /// Several IDs in a read snapshot are looked up a batch at a time, their B-tree walks
+    /// overlapping (`Snapshot.get(_:from:)`); `lookaheadStart` is the key position of the
+    /// batch's first ID, `lookaheadEnd` the position after its last (0 / 0: none yet).
+    private let lookahead = StorageGetBatch()
+    @exclusivity(unchecked) private var lookaheadStart = 0
+    @exclusivity(unchecked) private var lookaheadEnd = 0
+    @exclusivity(unchecked) private var batched = false
+
+    /// The value of the ID at key position `position` (starting at `offset` in `idBytes`),
+    /// from the current batch, or a new batch of the IDs from there on.
+    private func batchedValue(_ ctx: ExecContext, position: Int, offset: Int) throws -> UnsafeRawBufferPointer? {
+        if position < lookaheadStart || position >= lookaheadEnd {
+            lookahead.removeAll()
+            var at = offset
+            var p = position
+            while p < keyLengths.count && lookahead.count < KeyRangeScan.maxLookahead {
+                lookahead.append(key: UnsafeRawBufferPointer(rebasing: UnsafeRawBufferPointer(idBytes)[at..<(at + keyLengths[p])]))
+                at += keyLengths[p]
+                p += 1
+            }
+            lookaheadStart = position
+            lookaheadEnd = p
+            try ctx.txn.get(lookahead, from: docs)
+        }
+        return lookahead.value(at: position - lookaheadStart)
+    }
+
     /// Appends an ID to look up (reset only: earlier IDs move if the buffer grows).
     private func appendKey(_ id: UnsafeRawBufferPointer) {
         if idBytes.count < idOffset + id.count {
@@ -238,6 +265,9 @@ final class PrimaryKeyScan: RowSource {
 
     override func reset(_ ctx: ExecContext) throws {
         keyPosition = 0
+        lookaheadStart = 0
+        lookaheadEnd = 0
+        defer { batched = moving == nil && keyLengths.count > 1 && ctx.txn.isReadOnly && ctx.readCounters == nil }
         started = false
         empty = false
         lower = nil
@@ -339,11 +369,13 @@ final class PrimaryKeyScan: RowSource {
                     continue
                 }
                 // The slot keeps pointing at `id`: it lives until the next reset.
+                let found = batched ? try batchedValue(ctx, position: keyPosition - 1, offset: idOffset - id.count)
+                                    : try ctx.txn.get(docs, key: id)
                 if covering {
-                    if try ctx.txn.get(docs, key: id) != nil, bindID(ctx, id) { return true }
+                    if found != nil, bindID(ctx, id) { return true }
                     continue
                 }
-                if let v = try ctx.txn.get(docs, key: id),
+                if let v = found,
                    DocumentFetch.bind(ctx, slot: slot, id: id, record: v, tables: tables, includeDeleted: includeDeleted) { return true }
             }
             return false

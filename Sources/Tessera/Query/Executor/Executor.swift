@@ -58,6 +58,24 @@ final class Executor {
         case star(Int)
     }
 
+    /// A result column's evaluator in an object of its own (`ExecutorEvaluators.columnBoxes`).
+    final class ColumnBox {
+        /// The column's expression (a star column's is never called).
+        let evaluate: Evaluator
+        /// The slot of a star column, -1 for an expression.
+        let star: Int
+
+        init(_ c: ColumnEvaluator) {
+            switch c {
+            case .expression(let f): evaluate = f.evaluate; star = -1
+            case .star(let s): evaluate = { _ in .missing }; star = s
+            }
+        }
+    }
+
+    /// `ev.columnBoxes`, unretained (`ev` keeps them).
+    private let columnRefs: [Unmanaged<ColumnBox>]
+
     /// EXPLAIN ANALYZE's figures (nil for an ordinary execution).
     private let analysis: QueryAnalysis?
 
@@ -93,6 +111,7 @@ final class Executor {
             }
         }
         ev = prepared.evaluators ?? ExecutorEvaluators(plan: prepared.plan, shared: prepared.shared, parameters: parameters.dictionary)
+        columnRefs = ev.columnBoxes.map { Unmanaged.passUnretained($0) }
         matchedAny = Array(repeating: false, count: lv.count)
         let plain = lv.indices.map { [ev] k in ev.ons[k] == nil && ev.filters[k].isEmpty && !ev.leftOuter[k] }
         plainLevel = plain
@@ -206,14 +225,16 @@ final class Executor {
     /// The current row's columns. A star column keeps its document's encoded body (copied
     /// out of LMDB, so it outlives the transaction) for `Result` to decode on access.
     private func project() -> RowCells {
-        let columns = ev.columns
-        // Rows of one to three columns keep their cells inline: nothing is allocated.
-        switch columns.count {
-        case 1: return .one(cell(columns[0]))
-        case 2: return .two(cell(columns[0]), cell(columns[1]))
-        case 3: return .three(cell(columns[0]), cell(columns[1]), cell(columns[2]))
+        // Rows of one to three columns keep their cells inline: nothing is allocated. Their
+        // evaluators are called through unretained boxes (taking a closure out of the enum
+        // retained and released its context, per column per row).
+        switch columnRefs.count {
+        case 1: return .one(cell(columnRefs[0]))
+        case 2: return .two(cell(columnRefs[0]), cell(columnRefs[1]))
+        case 3: return .three(cell(columnRefs[0]), cell(columnRefs[1]), cell(columnRefs[2]))
         default: break
         }
+        let columns = ev.columns
         var row: [ResultCell] = []
         row.reserveCapacity(columns.count)
         for c in columns {
@@ -223,6 +244,11 @@ final class Executor {
             }
         }
         return .many(row)
+    }
+
+    @inline(__always)
+    private func cell(_ r: Unmanaged<ColumnBox>) -> ResultCell {
+        r._withUnsafeGuaranteedRef { b in b.star < 0 ? .value(b.evaluate(ctx)) : slotCell(ctx, ctx.slots + b.star) }
     }
 
     @inline(__always)
@@ -631,6 +657,8 @@ final class ExecutorEvaluators: @unchecked Sendable {
     let filters: [[Compiled]]
     let leftOuter: [Bool]
     let columns: [Executor.ColumnEvaluator]
+    /// `columns`, each in a box (`Executor.project`).
+    let columnBoxes: [Executor.ColumnBox]
     let orderKeys: [(Compiled, Collation, Bool)]
     let aggregateArgs: [[Compiled]]
     let groupKeys: [Compiled]
@@ -665,6 +693,7 @@ final class ExecutorEvaluators: @unchecked Sendable {
             case .star(let s): return .star(s ?? 0)
             }
         }
+        columnBoxes = columns.map(Executor.ColumnBox.init)
         // A key that is a constant once parameters are bound (`GROUP BY $p`, `ORDER BY $p`)
         // never separates rows: leave it out rather than hash or compare it for every row.
         func constant(_ e: BoundExpr) -> Bool {
