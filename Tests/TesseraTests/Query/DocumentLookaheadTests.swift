@@ -74,6 +74,31 @@ struct DocumentLookaheadTests {
         }
     }
 
+    @Test("ordered scans over truncated keys: groups read from the cursor between queued entries")
+    func truncatedKeys() throws {
+        let db = try Database.temporary()
+        defer { try? db.close() }
+        let c = try db.defaultCollection()
+        var r = SplitMix64(seed: 9)
+        try db.inBatch {
+            for i in 0..<400 {
+                // Short values, and long ones whose keys are cut (they share 700 characters).
+                let v = i % 3 == 0 ? String(repeating: "p", count: 700) + String(r.next() % 50) : "s\(r.next() % 90)"
+                try c.save(id: "k\(i)", json: #"{"v":"\#(v)","i":\#(i)}"#)
+            }
+        }
+        try c.createIndex(withName: "byV", config: ValueIndexConfiguration(["v"]))
+        for order in ["ASC", "DESC"] {
+            for limit in [3, 20, 64, 500] {
+                let sql = "SELECT meta().id, i FROM _ WHERE v >= $lo ORDER BY v \(order), meta().id LIMIT \(limit)"
+                let (a, b) = try Self.bothWays(db, sql, Parameters().setString("p", forName: "lo"))
+                #expect(a == b && !a.isEmpty, "\(sql)")
+                let (c1, d1) = try Self.bothWays(db, "SELECT meta().id, i FROM _ WHERE v > 's1' ORDER BY v \(order) LIMIT \(limit)")
+                #expect(c1 == d1 && !c1.isEmpty)
+            }
+        }
+    }
+
     @Test("meta().id IN: present, deleted and absent IDs, in batches past the largest")
     func primaryKeys() throws {
         let db = try Self.database()

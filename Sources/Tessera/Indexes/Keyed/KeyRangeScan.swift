@@ -115,20 +115,55 @@ final class KeyRangeScan: RowSource {
         elementGeneration = 0
         // Entries are read ahead only where they stay put: a read snapshot's pages do not
         // change, a write transaction's may. EXPLAIN ANALYZE counts exactly what is read.
-        lookaheadSize = ctx.txn.isReadOnly && ctx.readCounters == nil && !arrayCovering ? firstLookahead : 0
+        lookaheadSize = ctx.txn.isReadOnly && ctx.readCounters == nil && !arrayCovering && coveredPaths == nil ? firstLookahead : 0
         lookaheadPosition = 0
         lookahead.removeAll()
+        queuedCount = 0
+        queueHead = 0
+        queuedKey = nil
+        cursorUnread = false
+    }
+
+    /// Keys of the entries the last look-ahead read past the one that started it, in scan
+    /// order: the scan takes them from here (`queuedKey`) before it moves its cursor again,
+    /// which is on the last of them (or, with `cursorUnread`, on an entry the look-ahead read
+    /// and did not take: past the range, or the first of a group `readGroup` reads).
+    private let queued = UnsafeMutablePointer<UnsafeRawBufferPointer>.allocate(capacity: maxLookahead)
+    @exclusivity(unchecked) private var queuedCount = 0
+    @exclusivity(unchecked) private var queueHead = 0
+    /// The current entry's key when it came from `queued` (nil: the cursor's).
+    @exclusivity(unchecked) private var queuedKey: UnsafeRawBufferPointer?
+    @exclusivity(unchecked) private var cursorUnread = false
+
+    deinit { queued.deallocate() }
+
+    /// Moves to the next entry in the scan's direction: the next queued one, else the one the
+    /// cursor is on if it was read ahead and not taken, else the cursor's next.
+    @inline(__always)
+    private func advance(_ cursor: BorrowedCursor) throws -> Bool {
+        if queueHead < queuedCount {
+            queuedKey = queued[queueHead]
+            queueHead &+= 1
+            return true
+        }
+        queuedKey = nil
+        if cursorUnread {
+            cursorUnread = false
+            return true
+        }
+        return plan.descending ? try cursor.prev() : try cursor.next()
     }
 
     /// The most documents one look-ahead fetches.
     static let maxLookahead = 32
 
-    /// Binds the document of the entry the cursor is on (`key`, whose trailer holds `id`).
-    /// With look-ahead on, the documents of the range's next entries are fetched with it,
-    /// their B-tree walks overlapping (`Snapshot.get(_:from:)`), and later rows find theirs
-    /// fetched: the key bytes are the snapshot's, so an entry is recognised by its address.
+    /// Binds the document of the current entry (whose key's trailer holds `id`). With
+    /// look-ahead on, the documents of the range's next entries are fetched with it, their
+    /// B-tree walks overlapping (`Snapshot.get(_:from:)`), and the entries are queued for the
+    /// scan (the cursor does not go back): a later row finds its document by the address of
+    /// its key (the snapshot's pages do not move).
     @inline(__always)
-    private func bindDocument(_ ctx: ExecContext, id: UnsafeRawBufferPointer, key: UnsafeRawBufferPointer,
+    private func bindDocument(_ ctx: ExecContext, id: UnsafeRawBufferPointer,
                               cursor: BorrowedCursor, range: ScanRange) throws -> Bool {
         if lookaheadSize < 2 {
             return try DocumentFetch.bind(ctx, slot: slot, table: docs, id: id, includeDeleted: includeDeleted)
@@ -142,7 +177,12 @@ final class KeyRangeScan: RowSource {
                 if k.baseAddress == id.baseAddress && k.count == id.count { found = i &- 1; break }
             }
             if found < 0 {
-                try fillLookahead(batch, ctx, id: id, key: key, cursor: cursor, range: range)
+                // Only an entry the cursor is on starts a look-ahead (one taken from the queue
+                // has its document in the batch).
+                guard queuedKey == nil && queueHead == queuedCount && !cursorUnread else {
+                    return try DocumentFetch.bind(ctx, slot: slot, table: docs, id: id, includeDeleted: includeDeleted)
+                }
+                try fillLookahead(batch, ctx, id: id, cursor: cursor, range: range)
                 found = 0
                 i = 1
             }
@@ -152,31 +192,33 @@ final class KeyRangeScan: RowSource {
         }
     }
 
-    /// Fetches the documents of the entry at the cursor (`key`, `id`) and of the range's next
-    /// entries, up to `lookaheadSize`, and puts the cursor back on `key`.
+    /// Fetches the documents of the entry the cursor is on (`id`) and of the range's next
+    /// entries, up to `lookaheadSize`, queueing the entries read (`advance` hands them out).
     @inline(never)
-    private func fillLookahead(_ batch: StorageGetBatch, _ ctx: ExecContext, id: UnsafeRawBufferPointer, key: UnsafeRawBufferPointer,
+    private func fillLookahead(_ batch: StorageGetBatch, _ ctx: ExecContext, id: UnsafeRawBufferPointer,
                                cursor: BorrowedCursor, range: ScanRange) throws {
         batch.removeAll()
         batch.append(key: id)
-        var moved = false
-        while batch.count < lookaheadSize {
+        queuedCount = 0
+        queueHead = 0
+        while batch.count < lookaheadSize && queuedCount < Self.maxLookahead {
             guard try plan.descending ? cursor.prev() : cursor.next() else { break }
-            moved = true
             let k = cursor.key
-            if plan.descending {
-                if compareStoredKeys(k, range.scan.lower) < 0 { break }
-            } else if let upper = range.scan.upper, compareStoredKeys(k, upper) >= 0 {
+            let outside = plan.descending ? compareStoredKeys(k, range.scan.lower) < 0
+                                          : range.scan.upper.map { compareStoredKeys(k, $0) >= 0 } ?? false
+            // Past the range, or an entry whose group `readGroup` reads from the cursor: the
+            // scan takes it from the cursor.
+            if outside || (plan.ordered && (IndexKey.layout(k).map { $0.0 >= groupLength } ?? false)) {
+                cursorUnread = true
                 break
             }
+            queued[queuedCount] = k
+            queuedCount &+= 1
             let n = k.count
             guard n >= IndexKey.trailerSize else { continue }
             let idLength = Int(k[n - 3]) << 8 | Int(k[n - 2])
             guard idLength + IndexKey.trailerSize <= n else { continue }
             batch.append(key: UnsafeRawBufferPointer(rebasing: k[(n - 3 - idLength)..<(n - 3)]))
-        }
-        if moved, try !cursor.seekExact(key) {
-            throw DatabaseError(.corrupt, "index '\(plan.store.definition.name)': an entry vanished from a read snapshot")
         }
         lookaheadSize = min(lookaheadSize &* 2, Self.maxLookahead)
         try ctx.txn.get(batch, from: docs.records)
@@ -472,11 +514,12 @@ final class KeyRangeScan: RowSource {
                 skipTo = nil
                 ok = try cursor.seek(skip)
             } else {
-                ok = plan.descending ? try cursor.prev() : try cursor.next()
+                ok = try advance(cursor)
             }
             while ok {
                 try ctx.checkInterrupt()
-                let key = cursor.key
+                // An entry the look-ahead read, or the one the cursor is on.
+                let key = queuedKey ?? cursor.key
                 if let counters = ctx.readCounters { counters.entries &+= 1 }
                 if plan.descending {
                     if compareStoredKeys(key, range.scan.lower) < 0 { break }
@@ -519,7 +562,7 @@ final class KeyRangeScan: RowSource {
                                                        entry: IndexKey.entryInfo(cursor.value)) {
                                 return true
                             }
-                            ok = plan.descending ? try cursor.prev() : try cursor.next()
+                            ok = try advance(cursor)
                             continue
                         }
                         if fresh, m == .inside, let paths = coveredPaths, IndexKey.entryInfo(cursor.value).exact,
@@ -532,12 +575,12 @@ final class KeyRangeScan: RowSource {
                             SourceSlot.bindCovered(ctx.slots + slot, id: id, values: values, paths: paths, generation: tupleGeneration)
                             return true
                         }
-                        if fresh, try bindDocument(ctx, id: id, key: key, cursor: cursor, range: range) {
+                        if fresh, try bindDocument(ctx, id: id, cursor: cursor, range: range) {
                             if m == .inside || recheck.allSatisfy({ Semantics.truth($0(ctx)) == .true }) { return true }
                         }
                     }
                 }
-                ok = plan.descending ? try cursor.prev() : try cursor.next()
+                ok = try advance(cursor)
             }
             rangeIndex += 1
             positioned = false
