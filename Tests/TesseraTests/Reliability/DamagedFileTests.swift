@@ -231,6 +231,9 @@ struct DamagedFileTests {
 
     static let commands: [[String]] = [
         ["check"], ["ls"], ["query", "SELECT COUNT(*) AS n FROM _ WHERE author = 'a3' OR match(ft, 'cedar')"],
+        // Documents fetched in batches (their B-tree walks read the pages directly, `GetBatch`).
+        ["query", "SELECT meta().id, n, text FROM _ WHERE author >= 'a1' ORDER BY author LIMIT 60"],
+        ["query", "SELECT n FROM _ WHERE meta().id IN ['d1', 'd5', 'd9', 'd100', 'd200', 'd299', 'nope']"],
         ["put", "x", #"{"author":"a3","text":"cedar"}"#],
     ]
 
