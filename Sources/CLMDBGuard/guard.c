@@ -123,13 +123,17 @@ unsigned long tessera_lmdb_map_base(const void *pointer, unsigned int page_size)
 
 // The structure of a leaf page: header, pointer array, nodes (LMDB 0.9's MDB_page and
 // MDB_node layouts: a node is lo, hi (the data size), flags, key size, then key and data).
+static inline void page_header(const unsigned char *page, uint64_t *pgno, uint16_t *flags, uint16_t *lower, uint16_t *upper) {
+    memcpy(pgno, page, 8);
+    memcpy(flags, page + 10, 2);
+    memcpy(lower, page + 12, 2);
+    memcpy(upper, page + 14, 2);
+}
+
 static int leaf_is_valid(const unsigned char *page, uint64_t number, unsigned int page_size, int main_table) {
     uint64_t pgno;
     uint16_t flags, lower, upper;
-    memcpy(&pgno, page, 8);
-    memcpy(&flags, page + 10, 2);
-    memcpy(&lower, page + 12, 2);
-    memcpy(&upper, page + 14, 2);
+    page_header(page, &pgno, &flags, &lower, &upper);
     if (pgno != number) return 0;
     if ((flags & 0x02) == 0 || (flags & (0x01 | 0x04 | 0x08 | 0x20)) != 0) return 0;  // a plain leaf
     if (lower < 16 || lower > upper || upper > page_size) return 0;
@@ -381,4 +385,70 @@ int tessera_mdb_get_many(const tessera_lmdb_tree *tree, size_t count, const void
                          unsigned char *found) {
     if (count > TESSERA_LMDB_GET_MANY_MAX) count = TESSERA_LMDB_GET_MANY_MAX;
     GUARDED(get_many(tree, count, (const MDB_val *)keys, (MDB_val *)values, found));
+}
+
+// A branch page's structure: its page number, the branch flag, free-space bounds, every node
+// inside the page with a child page inside the file (LMDB copies a branch it changes using
+// these bounds, and frees the page number the header carries).
+static int branch_is_valid(const unsigned char *page, uint64_t number, const tessera_lmdb_tree *tree) {
+    uint64_t pgno;
+    uint16_t flags, lower, upper;
+    page_header(page, &pgno, &flags, &lower, &upper);
+    const unsigned page_size = tree->page_size;
+    if (pgno != number || (flags & 0x2F) != 0x01) return 0;
+    if (lower < 16 + 2 || lower > upper || upper > page_size) return 0;
+    unsigned count = (unsigned)(lower - 16) / 2;
+    for (unsigned i = 0; i < count; i++) {
+        uint16_t offset, key_size;
+        memcpy(&offset, page + 16 + 2 * i, 2);
+        if (offset < upper || (unsigned)offset + 8 > page_size) return 0;
+        memcpy(&key_size, page + offset + 6, 2);
+        if ((unsigned)offset + 8 + key_size > page_size) return 0;
+        uint16_t a, b, c;
+        memcpy(&a, page + offset, 2);
+        memcpy(&b, page + offset + 2, 2);
+        memcpy(&c, page + offset + 4, 2);
+        uint64_t child = (uint64_t)a | (uint64_t)b << 16 | (uint64_t)c << 32;
+        if (child < 2 || tree_page(tree, child) == NULL) return 0;
+    }
+    return 1;
+}
+
+// Walks the committed tree to the leaf of `key`, checking every page on the way that is not
+// marked in `checked` (a bit per page number; NULL: check all) and marking it.
+static int check_path(const tessera_lmdb_tree *tree, const MDB_val *key, unsigned char *checked, size_t checked_pages) {
+    uint64_t number = tree->root;
+    for (unsigned level = 0; level < tree->depth; level++) {
+        const unsigned char *p = tree_page(tree, number);
+        if (p == NULL) return TESSERA_LMDB_DAMAGED_PAGE;
+        int known = checked != NULL && number < checked_pages && (checked[number >> 3] >> (number & 7)) & 1;
+        if (level + 1 == tree->depth) {
+            if (!known && !leaf_is_valid(p, number, tree->page_size, 0)) return TESSERA_LMDB_DAMAGED_PAGE;
+            if (checked != NULL && number < checked_pages) checked[number >> 3] |= (unsigned char)(1 << (number & 7));
+            return 0;
+        }
+        if (!known) {
+            if (!branch_is_valid(p, number, tree)) return TESSERA_LMDB_DAMAGED_PAGE;
+            if (checked != NULL && number < checked_pages) checked[number >> 3] |= (unsigned char)(1 << (number & 7));
+        }
+        uint16_t lower, ks;
+        memcpy(&lower, p + 12, 2);
+        unsigned n = (unsigned)(lower - 16) >> 1, lo = 1, hi = n;
+        while (lo < hi) {
+            unsigned mid = (lo + hi) >> 1;
+            const unsigned char *node = tree_node(p, mid, tree->page_size, &ks);
+            if (tree_compare(node + 8, ks, key->mv_data, key->mv_size) <= 0) lo = mid + 1; else hi = mid;
+        }
+        const unsigned char *node = tree_node(p, lo - 1, tree->page_size, &ks);
+        uint16_t a, b, c;
+        memcpy(&a, node, 2);
+        memcpy(&b, node + 2, 2);
+        memcpy(&c, node + 4, 2);
+        number = (uint64_t)a | (uint64_t)b << 16 | (uint64_t)c << 32;
+    }
+    return TESSERA_LMDB_DAMAGED_PAGE;  // deeper than the table's record says
+}
+
+int tessera_lmdb_check_path(const tessera_lmdb_tree *tree, void *key, unsigned char *checked, size_t checked_pages) {
+    GUARDED(check_path(tree, (const MDB_val *)key, checked, checked_pages));
 }

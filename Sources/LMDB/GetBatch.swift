@@ -104,16 +104,22 @@ extension Transaction {
             trees.remove(at: i)
             break
         }
-        var t = tessera_lmdb_tree()
-        var name = table.name
-        let rc = name.withUTF8 { tessera_lmdb_tree_of(UnsafeMutableRawPointer(handle), $0.baseAddress, $0.count, base, end, window.pageSize, &t) }
-        let tree: tessera_lmdb_tree?
-        switch rc {
-        case 0: tree = t
-        case MDB_NOTFOUND, MDB_INCOMPATIBLE: tree = nil
-        default: try check(rc); tree = nil
-        }
+        let tree = try readTree(of: table, base: base, end: end, pageSize: window.pageSize)
         trees.append((table.dbi, snapshot, base, end, tree))
         return tree
+    }
+
+    /// `table`'s record in the table of tables as this transaction reads it
+    /// (`tessera_lmdb_tree_of`); nil for no such table, an empty one or one with flags.
+    @usableFromInline
+    func readTree(of table: Table, base: UInt, end: UInt, pageSize: UInt32) throws(LMDBError) -> tessera_lmdb_tree? {
+        var t = tessera_lmdb_tree()
+        var name = table.name
+        let rc = name.withUTF8 { tessera_lmdb_tree_of(UnsafeMutableRawPointer(handle), $0.baseAddress, $0.count, base, end, pageSize, &t) }
+        switch rc {
+        case 0: return t
+        case MDB_NOTFOUND, MDB_INCOMPATIBLE: return nil
+        default: try check(rc); return nil
+        }
     }
 }

@@ -96,4 +96,16 @@ int tessera_lmdb_tree_of(void *txn, const void *name, size_t name_size, unsigned
 int tessera_mdb_get_many(const tessera_lmdb_tree *tree, size_t count, const void *keys, void *values,
                          unsigned char *found);
 
+/// Before a write transaction changes `key` in a table: walks the table's committed B-tree
+/// (`tree`, from `tessera_lmdb_tree_of` in that transaction: the record of the last commit)
+/// from the root to the key's leaf and checks every page on the way — page number, kind,
+/// free-space bounds, every node inside its page and, in a branch, every child inside the
+/// file. LMDB copies each of those pages when it writes (with the bounds they carry) and
+/// frees the page number their header carries, trusting both; `tessera_lmdb_check_leaf` finds
+/// the leaf through LMDB's own descent, which a damaged branch or leaf misleads. Returns 0,
+/// TESSERA_LMDB_DAMAGED_PAGE or TESSERA_LMDB_FAULT. `checked` (a bit per page number below
+/// `checked_pages`, or NULL) marks pages already checked in the transaction: they are not
+/// checked again (committed pages do not change while it runs).
+int tessera_lmdb_check_path(const tessera_lmdb_tree *tree, void *key, unsigned char *checked, size_t checked_pages);
+
 #endif

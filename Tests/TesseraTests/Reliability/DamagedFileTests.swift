@@ -247,6 +247,73 @@ struct DamagedFileTests {
         return bad
     }
 
+    /// The pages of LMDB table `name` in the data file `bytes` (newest meta page, the main
+    /// table's record of `name`, then its tree): branch pages and leaf pages.
+    static func treePages(_ bytes: Data, name: String) -> (branches: [Int], leaves: [Int]) {
+        let b = [UInt8](bytes)
+        func u16(_ o: Int) -> Int { Int(b[o]) | Int(b[o + 1]) << 8 }
+        func u64(_ o: Int) -> Int { (0..<8).reduce(0) { $0 | Int(b[o + $1]) << (8 * $1) } }
+        let psize = u16(16 + 24) | u16(16 + 26) << 16
+        let meta = [0, psize].max { u64($0 + 16 + 128) < u64($1 + 16 + 128) }!
+        var branches: [Int] = [], leaves: [Int] = []
+        func walk(_ pgno: Int, _ body: (Int, Int, Int) -> Void) {
+            let p = pgno * psize
+            let flags = u16(p + 10), lower = u16(p + 12)
+            if flags & 1 != 0 { branches.append(pgno) } else { leaves.append(pgno) }
+            for i in 0..<(lower - 16) / 2 {
+                let node = p + u16(p + 16 + 2 * i)
+                if flags & 1 != 0 { walk(u16(node) | u16(node + 2) << 16, body) } else { body(p, node, u16(node + 6)) }
+            }
+        }
+        var root = -1
+        walk(u64(meta + 16 + 72 + 40)) { _, node, keySize in
+            if String(decoding: b[(node + 8)..<(node + 8 + keySize)], as: UTF8.self) == name { root = u64(node + 8 + keySize + 40) }
+        }
+        branches = []
+        leaves = []
+        if root >= 0 { walk(root) { _, _, _ in } }
+        return (branches, leaves)
+    }
+
+    /// A damaged page on the path of a write — a leaf whose free-space bounds are garbage, a
+    /// branch whose child is outside the file — is reported before LMDB copies it (a damaged
+    /// leaf once misled LMDB's own descent, so that the leaf check validated another page and
+    /// the write ran past LMDB's copy into the heap: `malloc(): invalid size`).
+    @Test func aDamagedPageOnAWritesPathIsReportedNotWritten() throws {
+        let tessera = try #require(ChildProcess.tessera)
+        let dir = ScratchDirectory("path")
+        defer { dir.remove() }
+        let base = dir.child("base")
+        try Self.makeSample(base)
+        let original = try Data(contentsOf: URL(fileURLWithPath: base + "/data.mdb"))
+        let (branches, leaves) = Self.treePages(original, name: "idx:_default._default:byAuthor")
+        #expect(!branches.isEmpty && leaves.count > 1)
+        let psize = 4096
+        // Every leaf of the index with the bounds of a flipped header (lower 33028, upper 1670);
+        // then, separately, every branch with a child past the end of the file.
+        for damage in ["leaves", "branches"] {
+            var bytes = original
+            if damage == "leaves" {
+                for pg in leaves { bytes[pg * psize + 12] = 0x04; bytes[pg * psize + 13] = 0x81; bytes[pg * psize + 14] = 0x86; bytes[pg * psize + 15] = 0x06 }
+            } else {
+                for pg in branches {
+                    let p = pg * psize
+                    let last = Int(bytes[p + 12]) | Int(bytes[p + 13]) << 8
+                    let node = p + (Int(bytes[p + last - 2]) | Int(bytes[p + last - 1]) << 8)
+                    bytes[node + 2] = 0x7F  // hi 16 bits of the last child's page number
+                }
+            }
+            let copy = dir.child(damage)
+            try Self.copy(base, to: copy)
+            try bytes.write(to: URL(fileURLWithPath: copy + "/data.mdb"))
+            for author in ["a0", "a3", "a9", "zzz"] {
+                let r = ChildProcess.run(tessera, ["put", copy, "x-\(author)", #"{"author":"\#(author)","text":"cedar"}"#], timeout: 20)
+                #expect(r.exited, "\(damage), author \(author): \(r)")
+                #expect(r.status != 0 && r.err.contains("damaged"), "\(damage), author \(author): \(r)")
+            }
+        }
+    }
+
     /// Every truncation length from 0 to the full file in 4 KB steps: `check`, `ls`, `query`
     /// and `put` exit with a status (and a shortened file is reported as truncated or empty).
     @Test func everyTruncationLengthInChildProcesses() throws {
