@@ -357,6 +357,17 @@ enum IndexKey {
     }
 
     /// (tuple length, docID length) of a full key, or nil if the trailer does not fit.
+    /// The document ID an entry's key ends with (before its trailer), nil if the trailer does
+    /// not fit the key.
+    @inline(__always)
+    static func documentID(in key: UnsafeRawBufferPointer) -> UnsafeRawBufferPointer? {
+        let n = key.count
+        guard n >= trailerSize else { return nil }
+        let idLength = Int(key[n - 3]) << 8 | Int(key[n - 2])
+        guard idLength + trailerSize <= n else { return nil }
+        return UnsafeRawBufferPointer(rebasing: key[(n - 3 - idLength)..<(n - 3)])
+    }
+
     static func layout(_ key: UnsafeRawBufferPointer) -> (Int, Int)? {
         let n = key.count
         guard n >= trailerSize, key[n - 1] <= 1 else { return nil }

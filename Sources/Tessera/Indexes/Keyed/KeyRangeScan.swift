@@ -214,11 +214,7 @@ final class KeyRangeScan: RowSource {
             }
             queued[queuedCount] = k
             queuedCount &+= 1
-            let n = k.count
-            guard n >= IndexKey.trailerSize else { continue }
-            let idLength = Int(k[n - 3]) << 8 | Int(k[n - 2])
-            guard idLength + IndexKey.trailerSize <= n else { continue }
-            batch.append(key: UnsafeRawBufferPointer(rebasing: k[(n - 3 - idLength)..<(n - 3)]))
+            if let id = IndexKey.documentID(in: k) { batch.append(key: id) }
         }
         lookaheadSize = min(lookaheadSize &* 2, Self.maxLookahead)
         try ctx.txn.get(batch, from: docs.records)
@@ -626,10 +622,7 @@ final class KeyRangeScan: RowSource {
             let exact = range.exact, scan = range.scan
             try forEachEntry(ctx, cursor, in: scan) { key, _ in
                 let m = scan.isExact && !IndexKey.isTruncated(key: key) ? .inside : exact.match(key: key)
-                let k = key.count
-                if m != .outside, k >= IndexKey.trailerSize, case let idLength = Int(key[k - 3]) << 8 | Int(key[k - 2]),
-                   idLength + IndexKey.trailerSize <= k {
-                    let id = UnsafeRawBufferPointer(rebasing: key[(k - 3 - idLength)..<(k - 3)])
+                if m != .outside, let id = IndexKey.documentID(in: key) {
                     if !dedupeAcrossRanges || wholeKeyInOnePoint(key) || seen.insert(Array(id)).inserted {
                         if m == .inside {
                             n += 1

@@ -234,29 +234,15 @@ final class Executor {
         case 3: return .three(cell(columnRefs[0]), cell(columnRefs[1]), cell(columnRefs[2]))
         default: break
         }
-        let columns = ev.columns
         var row: [ResultCell] = []
-        row.reserveCapacity(columns.count)
-        for c in columns {
-            switch c {
-            case .expression(let f): row.append(.value(f(ctx)))
-            case .star(let s): row.append(slotCell(ctx, ctx.slots + s))
-            }
-        }
+        row.reserveCapacity(columnRefs.count)
+        for r in columnRefs { row.append(cell(r)) }
         return .many(row)
     }
 
     @inline(__always)
     private func cell(_ r: Unmanaged<ColumnBox>) -> ResultCell {
         r._withUnsafeGuaranteedRef { b in b.star < 0 ? .value(b.evaluate(ctx)) : slotCell(ctx, ctx.slots + b.star) }
-    }
-
-    @inline(__always)
-    private func cell(_ c: ColumnEvaluator) -> ResultCell {
-        switch c {
-        case .expression(let f): return .value(f(ctx))
-        case .star(let s): return slotCell(ctx, ctx.slots + s)
-        }
     }
 
     /// The next output row (columns in column order), or nil at the end.
