@@ -452,3 +452,114 @@ static int check_path(const tessera_lmdb_tree *tree, const MDB_val *key, unsigne
 int tessera_lmdb_check_path(const tessera_lmdb_tree *tree, void *key, unsigned char *checked, size_t checked_pages) {
     GUARDED(check_path(tree, (const MDB_val *)key, checked, checked_pages));
 }
+
+// ---------------------------------------------------------------------------------------------
+// Records appended so that they fill their leaf pages.
+//
+// An append that does not fit the rest of the last leaf page starts a new page and leaves that
+// rest empty: with records of 1–2 KB, two or three to a 4 KB page, a sixth of every page. A
+// record may instead be cut where the page ends (the caller stores the rest elsewhere), which
+// needs the room left on the page the last append went to. LMDB does not say it; its cursor
+// knows (the page stack of LMDB 0.9's MDB_cursor, below, as mdb.c declares it in every 0.9
+// release). The layout is trusted only when the cursor agrees with what the public API says
+// of it — its transaction and table — and the page it points at is a leaf whose node at the
+// cursor's index holds the key just put; otherwise the room is unknown (-1) and nothing is cut
+// at a page's end. Only the head's size depends on the room: a wrong room could leave a page
+// emptier, never store anything wrongly (LMDB places every node itself).
+
+typedef struct {
+    void *mc_next, *mc_backup, *mc_xcursor;
+    MDB_txn *mc_txn;
+    MDB_dbi mc_dbi;
+    void *mc_db, *mc_dbx;
+    unsigned char *mc_dbflag;
+    unsigned short mc_snum, mc_top;
+    unsigned int mc_flags;
+    const unsigned char *mc_pg[32];
+    unsigned short mc_ki[32];
+} lmdb09_cursor;
+
+// Bytes free on the leaf page `cursor` is on, whose current node must have `key`; -1 if unknown.
+static long cursor_leaf_room(MDB_cursor *cursor, MDB_txn *txn, MDB_dbi dbi, const MDB_val *key, size_t page_size) {
+    const lmdb09_cursor *c = (const lmdb09_cursor *)(const void *)cursor;
+    if (c->mc_txn != txn || c->mc_dbi != dbi || c->mc_snum == 0 || c->mc_snum > 32 || c->mc_top + 1 != c->mc_snum)
+        return -1;
+    const unsigned char *p = c->mc_pg[c->mc_top];
+    if (p == NULL) return -1;
+    uint64_t pgno;
+    uint16_t flags, lower, upper, key_size;
+    page_header(p, &pgno, &flags, &lower, &upper);
+    if ((flags & 0x02) == 0 || (flags & (0x01 | 0x04 | 0x08 | 0x20 | 0x40)) != 0) return -1;  // a plain leaf
+    if (lower < 16 || lower > upper || upper > page_size) return -1;
+    unsigned index = c->mc_ki[c->mc_top];
+    if (index >= (unsigned)(lower - 16) / 2) return -1;
+    const unsigned char *node = tree_node(p, index, (unsigned)page_size, &key_size);
+    if (node == NULL || key_size != key->mv_size || memcmp(node + 8, key->mv_data, key_size) != 0) return -1;
+    return (long)(upper - lower);
+}
+
+// The size of the head of a record of `size` bytes under a key of `key_size` bytes appended
+// to a page with `room` bytes free (-1: unknown). See tessera_record_packing.
+static size_t record_head(const tessera_record_packing *pk, size_t key_size, size_t size, long room) {
+    size_t limit = pk->largest_node - 8 - key_size;
+    if (pk->record_limit < limit) limit = pk->record_limit;
+    if (limit < pk->smallest_head) limit = pk->smallest_head;
+    size_t head = size > limit ? limit : size;
+    if (room < 0) return head;
+    // LMDB's leaf node: 8 bytes of header, the key, the data, rounded up to even, and its
+    // 2-byte offset in the page's table.
+    size_t need = ((8 + key_size + head + 1) & ~(size_t)1) + 2;
+    if (need <= (size_t)room || (size_t)room < 10 + key_size + pk->least_packed_head) return head;
+    size_t fill = (size_t)room - 10 - key_size;
+    if ((8 + key_size + fill) & 1) fill -= 1;
+    return fill >= pk->least_packed_head && fill < head ? fill : head;
+}
+
+static int append_records(MDB_txn *txn, MDB_dbi dbi, const MDB_val *keys, const MDB_val *prefixes,
+                          const MDB_val *values, size_t count, const tessera_record_packing *pk, size_t *heads,
+                          size_t *appended) {
+    MDB_cursor *cursor = NULL;
+    int rc = mdb_cursor_open(txn, dbi, &cursor);
+    if (rc != 0) return rc;
+    MDB_val last_key, last_value;
+    long room;
+    rc = mdb_cursor_get(cursor, &last_key, &last_value, MDB_LAST);
+    if (rc == MDB_NOTFOUND) {
+        room = (long)pk->page_size - 16;  // the first put makes an empty leaf
+        rc = 0;
+    } else {
+        room = rc == 0 ? cursor_leaf_room(cursor, txn, dbi, &last_key, pk->page_size) : -1;
+    }
+    size_t i = 0;
+    if (rc == 0) {
+        for (; i < count; i++) {
+            if (i + 8 < count) __builtin_prefetch(keys[i + 8].mv_data, 0, 3);
+            MDB_val k = keys[i];
+            size_t prefix = prefixes ? prefixes[i].mv_size : 0;
+            size_t size = prefix + values[i].mv_size;
+            const unsigned char *first = prefix ? prefixes[i].mv_data : values[i].mv_data;
+            // A record already cut (its head, moved here with its tail kept elsewhere) stays whole.
+            size_t head = size > 0 && (first[0] & pk->continued) == 0 ? record_head(pk, k.mv_size, size, room) : size;
+            MDB_val d = {head, NULL};
+            rc = mdb_cursor_put(cursor, &k, &d, MDB_APPEND | MDB_RESERVE);
+            if (rc != 0) break;
+            unsigned char *out = d.mv_data;
+            size_t from_prefix = prefix < head ? prefix : head;
+            if (from_prefix) memcpy(out, prefixes[i].mv_data, from_prefix);
+            if (head > from_prefix) memcpy(out + from_prefix, values[i].mv_data, head - from_prefix);
+            if (head < size) out[0] |= pk->continued;
+            heads[i] = head;
+            room = cursor_leaf_room(cursor, txn, dbi, &k, pk->page_size);
+        }
+    }
+    mdb_cursor_close(cursor);
+    *appended = i;
+    return rc;
+}
+
+int tessera_mdb_append_records(void *txn, unsigned int dbi, const void *keys, const void *prefixes, const void *values,
+                               size_t count, const tessera_record_packing *packing, size_t *heads, size_t *appended) {
+    *appended = 0;
+    GUARDED(append_records((MDB_txn *)txn, dbi, (const MDB_val *)keys, (const MDB_val *)prefixes,
+                           (const MDB_val *)values, count, packing, heads, appended));
+}

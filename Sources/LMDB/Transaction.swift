@@ -316,25 +316,83 @@ import Darwin
     /// through one cursor while they come after the table's last key; one that does not is put
     /// as usual (`put`), and the rest continue after it.
     package func append(_ batch: inout AppendBatch, to table: Table) throws {
+        try appendInRuns(&batch, to: table, { keys, values, count, appended in
+            tessera_mdb_append_batch(UnsafeMutableRawPointer(handle), table.dbi, keys, values, count, &appended)
+        }, appended: { _ in }, outOfOrder: { key, value in try put(table, key: key, value: value) })
+    }
+
+    /// Appends the records of `batch` (in ascending key order) through one cursor, each cut as
+    /// `packing` says (see `RecordPacking`), and empties the batch. `placed(i, head)` is called
+    /// for each entry in order: with the number of its bytes stored under its key (the rest is
+    /// the caller's to store), or with nil when it does not come after the table's last key and
+    /// was not written (the caller puts it another way); the entries after it are appended.
+    package func appendRecords(_ batch: inout AppendBatch, to table: Table, packing: RecordPacking,
+                               _ placed: (_ entry: Int, _ head: Int?) throws -> Void) throws {
+        var heads = [Int](repeating: 0, count: batch.count)
+        var packing = packing.raw
+        var first = 0
+        var index = 0
+        try appendInRuns(&batch, to: table, { keys, values, count, appended in
+            first = heads.count - count
+            return heads.withUnsafeMutableBufferPointer { h in
+                tessera_mdb_append_records(UnsafeMutableRawPointer(handle), table.dbi, keys, nil, values, count,
+                                           &packing, h.baseAddress! + first, &appended)
+            }
+        }, appended: { run in
+            for i in run { try placed(i, heads[i]) }
+            index = run.upperBound
+        }, outOfOrder: { _, _ in
+            try placed(index, nil)
+            index += 1
+        })
+    }
+
+    /// The loop of `append` and `appendRecords`: `write(keys, values, count, &appended)` appends
+    /// entries from the first not yet written (MDB_val arrays) and says how many it did;
+    /// `appended` gets the range of those, `outOfOrder` an entry that is not after the table's
+    /// last key (which it puts another way), and the next run starts after it.
+    private func appendInRuns(_ batch: inout AppendBatch, to table: Table,
+                              _ write: (UnsafeRawPointer, UnsafeRawPointer, Int, inout Int) -> Int32,
+                              appended: (Range<Int>) throws -> Void,
+                              outOfOrder: (UnsafeRawBufferPointer, UnsafeRawBufferPointer) throws -> Void) throws {
         defer { batch.removeAll() }
         var next = 0
         while next < batch.count {
             var first = batch.keys[next]
             if !appendedTables.contains(table.dbi) { try checkLeaf(table, &first) }
             noteChange(table.dbi)
-            var appended = 0
-            let rc = batch.withEntries(from: next) { keys, values, count in
-                tessera_mdb_append_batch(UnsafeMutableRawPointer(handle), table.dbi, keys, values, count, &appended)
-            }
-            if appended > 0 && !appendedTables.contains(table.dbi) { appendedTables.append(table.dbi) }
-            next += appended
+            var count = 0
+            let rc = batch.withEntries(from: next) { keys, values, n in write(keys, values, n, &count) }
+            if count > 0 && !appendedTables.contains(table.dbi) { appendedTables.append(table.dbi) }
+            try appended(next..<(next + count))
+            next += count
             if rc == 0 { break }
             guard rc == MDB_KEYEXIST else { try checkWrite(rc); return }
-            // Not after the last key: an ordinary put of that entry.
+            // Not after the last key: that entry is put another way.
             let (key, value) = batch.entry(next)
-            try put(table, key: key, value: value)
+            try outOfOrder(key, value)
             next += 1
         }
+    }
+
+    /// Appends one record, `prefix ‖ value` under `key`, cut as `packing` says: returns the
+    /// number of its bytes stored (the rest is the caller's to store), or nil when `key` does
+    /// not come after the table's last key (nothing was written).
+    package func appendRecord(_ table: Table, key: UnsafeRawBufferPointer, prefix: UnsafeRawBufferPointer,
+                              value: UnsafeRawBufferPointer, packing: RecordPacking) throws -> Int? {
+        var k = MDB_val(mv_size: key.count, mv_data: UnsafeMutableRawPointer(mutating: key.baseAddress))
+        var p = MDB_val(mv_size: prefix.count, mv_data: UnsafeMutableRawPointer(mutating: prefix.baseAddress))
+        var v = MDB_val(mv_size: value.count, mv_data: UnsafeMutableRawPointer(mutating: value.baseAddress))
+        if !appendedTables.contains(table.dbi) { try checkLeaf(table, &k) }
+        noteChange(table.dbi)
+        var packing = packing.raw
+        var head = 0
+        var appended = 0
+        let rc = tessera_mdb_append_records(UnsafeMutableRawPointer(handle), table.dbi, &k, &p, &v, 1, &packing, &head, &appended)
+        if rc == MDB_KEYEXIST { return nil }
+        try checkWrite(rc)
+        if !appendedTables.contains(table.dbi) { appendedTables.append(table.dbi) }
+        return head
     }
 
     /// Deletes `key`. Returns false if it was not there.
@@ -448,6 +506,41 @@ import Darwin
         end.store(fileEnd, ordering: .relaxed)
         let (last, overflow) = start.addingReportingOverflow(UInt(count))
         if start < b || overflow || last > fileEnd { throw LMDBError.outsideFile }
+    }
+}
+
+/// How `Transaction.appendRecords` cuts records too large for a leaf node, or for the rest of
+/// the leaf page they are appended to (the records' format is the caller's; see
+/// `tessera_record_packing` in CLMDBGuard.h).
+package struct RecordPacking: Sendable {
+    /// LMDB's largest leaf node for the page size.
+    package var largestNode: Int
+    /// A smaller limit on a record's head (tests), or nil.
+    package var recordLimit: Int?
+    /// No head is shorter.
+    package var smallestHead: Int
+    /// A record is cut where a page ends only if its head keeps at least this many bytes.
+    package var leastPackedHead: Int
+    /// The data file's page size.
+    package var pageSize: Int
+    /// The flag set in a head's first byte (and, when already set, marking a record that is
+    /// a head already: appended whole).
+    package var continuedFlag: UInt8
+
+    /// A packing with these parameters.
+    package init(largestNode: Int, recordLimit: Int?, smallestHead: Int, leastPackedHead: Int, pageSize: Int,
+                 continuedFlag: UInt8) {
+        self.largestNode = largestNode
+        self.recordLimit = recordLimit
+        self.smallestHead = smallestHead
+        self.leastPackedHead = leastPackedHead
+        self.pageSize = pageSize
+        self.continuedFlag = continuedFlag
+    }
+
+    var raw: tessera_record_packing {
+        tessera_record_packing(largest_node: largestNode, record_limit: recordLimit ?? Int.max, smallest_head: smallestHead,
+                               least_packed_head: leastPackedHead, page_size: pageSize, continued: continuedFlag)
     }
 }
 

@@ -67,6 +67,30 @@ int tessera_mdb_txn_commit(void *txn);
 int tessera_mdb_append_batch(void *txn, unsigned int dbi, const void *keys, const void *values, size_t count,
                              size_t *appended);
 
+/// How `tessera_mdb_append_records` cuts records (the caller's record format: Tessera's
+/// RecordPieces.swift). A record's head is all of it when it fits a leaf node, else the largest
+/// node (`largest_node` − 8 − the key's size, at most `record_limit`, at least `smallest_head`);
+/// and when that head does not fit the rest of the page the append goes to, the head is cut to
+/// fill that rest instead — if it then keeps at least `least_packed_head` bytes. A head shorter
+/// than its record gets `continued` set in its first byte; a record whose first byte already
+/// has it (a head whose tail is stored) is appended whole.
+typedef struct {
+    size_t largest_node;
+    size_t record_limit;
+    size_t smallest_head;
+    size_t least_packed_head;
+    size_t page_size;
+    unsigned char continued;
+} tessera_record_packing;
+
+/// Appends records in key order through one cursor, cut as `packing` says: record i is
+/// prefixes[i] ‖ values[i] (`prefixes` may be NULL: no prefixes) under keys[i] (MDB_val arrays
+/// of `count`); heads[i] is the number of its bytes stored (the rest is the caller's to store).
+/// Stops like `tessera_mdb_append_batch`: `*appended` entries are written, and the result is 0,
+/// MDB_KEYEXIST (entry `*appended` is not after the table's last key) or an error.
+int tessera_mdb_append_records(void *txn, unsigned int dbi, const void *keys, const void *prefixes, const void *values,
+                               size_t count, const tessera_record_packing *packing, size_t *heads, size_t *appended);
+
 /// The most keys `tessera_mdb_get_many` reads in one call.
 #define TESSERA_LMDB_GET_MANY_MAX 64
 

@@ -218,7 +218,7 @@ public final class Collection: @unchecked Sendable, CustomStringConvertible {
         return try database.write { ctx -> DocumentRecord? in
             let store = try ctx.store(key)
             let txn = ctx.txn
-            var idBytes = Array(id.utf8)
+            let idBytes = Array(id.utf8)
             let oldRaw = try idBytes.withUnsafeBytes { try store.documents.record($0, txn: txn, buffer: ctx.oldRecord) }
             let old = oldRaw.flatMap(DocumentRecord.header)
             let oldContinued = oldRaw.map(DocumentRecord.isContinued) ?? false
@@ -248,23 +248,10 @@ public final class Collection: @unchecked Sendable, CustomStringConvertible {
                 ? digestIfNew! : body.withUnsafeBytes { DocumentRecord.digest(generation: generation, body: $0) }
             let record = DocumentRecord(deleted: deleting, sequence: seq, generation: generation, digest: digest, expiration: 0)
             let flags = oldRaw == nil ? try ctx.placeNewDocument(key, store: store, id: idBytes) : []
-            let size = DocumentRecord.headerSize + body.count
-            let head = database.store.splitting.headSize(recordSize: size, keyCount: idBytes.count)
-            try idBytes.withUnsafeMutableBytes { k in
-                let k = UnsafeRawBufferPointer(k)
-                // The old record's tail goes (or is replaced) before anything else is put.
-                if oldContinued && head == nil { try txn.delete(store.tails, key: k) }
+            try idBytes.withUnsafeBytes { k in
                 try body.withUnsafeBytes { src in
-                    let headBody = (head ?? size) - DocumentRecord.headerSize
-                    try txn.putReserved(store.docs, key: k, size: head ?? size, flags: flags) { out in
-                        record.writeHeader(into: out)
-                        if head != nil { out[0] |= DocumentRecord.continuedFlag }
-                        UnsafeMutableRawBufferPointer(rebasing: out[DocumentRecord.headerSize...])
-                            .copyMemory(from: UnsafeRawBufferPointer(rebasing: src[..<headBody]))
-                    }
-                    if head != nil {
-                        try txn.put(store.tails, key: k, value: UnsafeRawBufferPointer(rebasing: src[headBody...]), flags: flags)
-                    }
+                    try txn.putRecord(store.documents, key: k, header: record, body: src, flags: flags, oldContinued: oldContinued,
+                                      splitting: database.store.splitting)
                 }
             }
             let wasLive = old != nil && !old!.deleted

@@ -105,7 +105,7 @@ final class WriteContext {
         }
         c.largestDocumentKey = largest
         c.deferring = true
-        txn.deferPuts(in: store.docs)
+        txn.deferPuts(in: store.docs, records: RecordTablePacking(tails: store.tails, splitting: database.store.splitting))
         txn.deferPuts(in: store.ids)
         txn.deferPuts(in: store.tails)
         if c.appended > 0 && c.appended <= WriteContext.maxTakenBack, let after = c.appendedAfter {

@@ -83,9 +83,16 @@ final class DeferredPuts {
     private var releaseOnNextPut = false
     private(set) var heldBytes = 0
 
+    /// For a collection's document table: its tail table and where records are cut. Records
+    /// are held whole and cut as they are written out (appended records where their leaf page
+    /// ends: `RecordPieces.swift`); their second pieces go to `putTail`'s table.
+    let records: RecordTablePacking?
+
     init(table: StorageTable, maxHeldBytes: Int = DeferredPuts.defaultMaxHeldBytes,
-         memoryBytes: Int = DeferredPuts.defaultMemoryBytes, spillDirectory: String? = nil) {
+         memoryBytes: Int = DeferredPuts.defaultMemoryBytes, spillDirectory: String? = nil,
+         records: RecordTablePacking? = nil) {
         self.table = table
+        self.records = records
         self.maxHeldBytes = maxHeldBytes
         self.memoryBytes = memoryBytes
         self.spillDirectory = spillDirectory
@@ -248,7 +255,9 @@ final class DeferredPuts {
 
     /// Writes every held put and delete to the table in key order and forgets them. Keys
     /// after the table's last key are appended (`MDB_APPEND`: full pages, allocated in order).
-    func writeOut(_ txn: Transaction) throws {
+    /// The second pieces of records cut on the way (a document table: `records`) go to
+    /// `putTail`, in key order.
+    func writeOut(_ txn: Transaction, putTail: (UnsafeRawBufferPointer, UnsafeRawBufferPointer) throws -> Void) throws {
         if entries.isEmpty { return }
         let order = sortedEntries()
         var last: [UInt8]?
@@ -256,6 +265,7 @@ final class DeferredPuts {
         var appending = last == nil
         // Puts after the table's last key go through one cursor per batch (`AppendBatch`).
         var batch = AppendBatch()
+        var batchEntries: [Int] = []
         for e in order {
             let entry = entries[e]
             let key = UnsafeRawBufferPointer(start: entry.key, count: entry.keyCount)
@@ -264,7 +274,10 @@ final class DeferredPuts {
                 let value = UnsafeRawBufferPointer(start: v, count: entry.valueCount)
                 if appending {
                     batch.add(key: key, referencing: value)
-                    if batch.isFull { try txn.append(&batch, to: table) }
+                    if records != nil { batchEntries.append(e) }
+                    if batch.isFull { try append(&batch, &batchEntries, txn, putTail) }
+                } else if let records {
+                    try records.put(key: key, record: value, in: table, txn: txn, putTail: putTail)
                 } else {
                     try txn.put(table, key: key, value: value)
                 }
@@ -273,8 +286,26 @@ final class DeferredPuts {
                 _ = try txn.delete(table, key: key)
             }
         }
-        try txn.append(&batch, to: table)
+        try append(&batch, &batchEntries, txn, putTail)
         discard()
+    }
+
+    /// Appends `batch`; a document table's records are cut where their pages end.
+    private func append(_ batch: inout AppendBatch, _ batchEntries: inout [Int], _ txn: Transaction,
+                        _ putTail: (UnsafeRawBufferPointer, UnsafeRawBufferPointer) throws -> Void) throws {
+        guard let records else { return try txn.append(&batch, to: table) }
+        defer { batchEntries.removeAll(keepingCapacity: true) }
+        try txn.appendRecords(&batch, to: table, packing: records.splitting.packing) { i, head in
+            let entry = entries[batchEntries[i]]
+            let key = UnsafeRawBufferPointer(start: entry.key, count: entry.keyCount)
+            let record = UnsafeRawBufferPointer(start: entry.value, count: entry.valueCount)
+            if let head {
+                if head < record.count { try putTail(key, UnsafeRawBufferPointer(rebasing: record[head...])) }
+            } else {
+                // Not after the table's last key after all: an ordinary put.
+                try records.put(key: key, record: record, in: table, txn: txn, putTail: putTail)
+            }
+        }
     }
 
     /// Forgets everything held (written out, or the table is being emptied or deleted). The

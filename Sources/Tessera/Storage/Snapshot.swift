@@ -90,7 +90,7 @@ class Snapshot {
     /// Writes out the held-back puts of `table` before something walks it in key order.
     @inline(__always)
     final func writeOutHeld(_ table: StorageTable) throws {
-        if deferred != nil, let d = held(table), !d.isEmpty { try d.writeOut(lmdb) }
+        if deferred != nil, let d = held(table), !d.isEmpty { try (self as! WriteTransaction).writeOut(d) }
     }
 
     /// A 64-bit counter stored little-endian under `name` in `table` (0 when absent): the
@@ -254,11 +254,13 @@ final class WriteTransaction: Snapshot {
     /// From now until the commit, holds puts and deletes of `table` back and writes them in
     /// key order (before anything walks the table, at the commit, or when too many are held).
     /// Held bytes beyond `memoryBytes` go to a temporary file in the database directory.
+    /// A document table's puts (`records`) are records, held whole and cut as they are
+    /// written out (`RecordTablePacking`).
     func deferPuts(in table: StorageTable, maxHeldBytes: Int = DeferredPuts.defaultMaxHeldBytes,
-                   memoryBytes: Int = DeferredPuts.defaultMemoryBytes) {
+                   memoryBytes: Int = DeferredPuts.defaultMemoryBytes, records: RecordTablePacking? = nil) {
         if held(table) != nil { return }
         deferred = (deferred ?? []) + [DeferredPuts(table: table, maxHeldBytes: maxHeldBytes, memoryBytes: memoryBytes,
-                                                    spillDirectory: spillDirectory)]
+                                                    spillDirectory: spillDirectory, records: records)]
     }
 
     /// Moves the entries of `table` after `key` into its held-back puts (entries this
@@ -286,19 +288,35 @@ final class WriteTransaction: Snapshot {
     private func heldForPut(_ table: StorageTable, _ flags: StoragePutFlags) throws -> DeferredPuts? {
         guard let d = held(table) else { return nil }
         if flags.isEmpty || flags == .append { return d }
-        if !d.isEmpty { try d.writeOut(lmdb) }
+        if !d.isEmpty { try writeOut(d) }
         return nil
     }
 
     @inline(__always)
     private func writeOutIfFull(_ d: DeferredPuts) throws {
-        if d.isFull { try d.writeOut(lmdb) }
+        if d.isFull { try writeOut(d) }
     }
 
     /// Writes out every held-back put (before the commit).
     func writeOutDeferredPuts() throws {
         guard let d = deferred else { return }
-        for p in d where !p.isEmpty { try p.writeOut(lmdb) }
+        // A document table's write-out adds the second pieces of the records it cuts to its
+        // tail table's held puts: until every table is empty.
+        var written = true
+        while written {
+            written = false
+            for p in d where !p.isEmpty {
+                try writeOut(p)
+                written = true
+            }
+        }
+    }
+
+    /// Writes out the held puts of `d`; a document table's second pieces go to its tail table
+    /// (held there too while that table holds its puts back).
+    final func writeOut(_ d: DeferredPuts) throws {
+        guard let records = d.records else { return try d.writeOut(lmdb) { _, _ in } }
+        try d.writeOut(lmdb) { key, tail in try self.put(records.tails, key: key, value: tail, flags: .append) }
     }
 
     /// Opens (creating) a table.
