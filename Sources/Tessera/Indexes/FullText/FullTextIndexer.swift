@@ -1164,10 +1164,18 @@ final class FullTextPendingChanges: PendingIndexWork {
         let segment = UInt32(state.segments)
         let groups = groupRecords()
         defer { groups.sorted.deallocate() }
-        var key = FullTextPostingsCodec.segmentPrefix(segment)
-        let prefixCount = key.count
+        let prefix = FullTextPostingsCodec.segmentPrefix(segment)
+        let order = slotsInTermOrder()
+        // Every key (prefix ‖ term) in one buffer that outlives the batch below, which appends
+        // the entries through one cursor (`StorageAppendBatch`) instead of a put apiece.
+        var keyBytes = 0
+        for t in order { keyBytes += prefix.count + terms[t].count }
+        let keys = UnsafeMutableRawPointer.allocate(byteCount: max(keyBytes, 1), alignment: 8)
+        defer { keys.deallocate() }
+        var keyEnd = 0
+        var batch = StorageAppendBatch()
         var value: [UInt8] = []
-        for t in slotsInTermOrder() {
+        for t in order {
             value.removeAll(keepingCapacity: true)
             if streams.base[t].active {
                 // The stream is already entries with the first delta from 0: the first number
@@ -1194,11 +1202,15 @@ final class FullTextPendingChanges: PendingIndexWork {
                     previous = p.document
                 }
             }
-            key.removeSubrange(prefixCount...)
-            key.append(contentsOf: terms[t])
             // Segment keys sort last, a new segment after the others, terms ascending.
-            try txn.put(stats, key: key, value: value, flags: .append)
+            let key = UnsafeMutableRawBufferPointer(start: keys + keyEnd, count: prefix.count + terms[t].count)
+            prefix.withUnsafeBytes { key.copyMemory(from: $0) }
+            terms[t].withUnsafeBytes { UnsafeMutableRawBufferPointer(rebasing: key[prefix.count...]).copyMemory(from: $0) }
+            keyEnd += key.count
+            value.withUnsafeBytes { batch.add(key: UnsafeRawBufferPointer(key), value: $0) }
+            if batch.isFull { try txn.append(&batch, to: stats) }
         }
+        try txn.append(&batch, to: stats)
         state.segments += 1
         state.segmentPostings += postingCount
     }
