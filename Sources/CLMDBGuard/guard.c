@@ -157,6 +157,19 @@ static int leaf_is_valid(const unsigned char *page, uint64_t number, unsigned in
     return 1;
 }
 
+// The check of the leaf page holding `at` (a key LMDB found there) before a write: nothing
+// when the page is not the file's (this transaction's own copy), else the page must be a sound
+// leaf inside the file. 0 or TESSERA_LMDB_DAMAGED_PAGE.
+static int check_page_of(const void *at_pointer, unsigned long map_base, unsigned long map_end, unsigned int page_size,
+                         int main_table) {
+    uintptr_t at = (uintptr_t)at_pointer;
+    if (at < map_base || at >= map_end) return 0;  // a page this transaction copied already
+    uintptr_t page = at & ~(uintptr_t)(page_size - 1);
+    if (page + page_size > map_end) return TESSERA_LMDB_DAMAGED_PAGE;
+    return leaf_is_valid((const unsigned char *)page, (page - map_base) / page_size, page_size, main_table)
+        ? 0 : TESSERA_LMDB_DAMAGED_PAGE;
+}
+
 int tessera_lmdb_check_leaf(void *txn, unsigned int dbi, void *key, unsigned long map_base, unsigned long map_end,
                             unsigned int page_size) {
     if (map_base == 0 || page_size < 512 || (page_size & (page_size - 1)) != 0) return 0;
@@ -169,10 +182,6 @@ int tessera_lmdb_check_leaf(void *txn, unsigned int dbi, void *key, unsigned lon
     mdb_cursor_close(cursor);
     if (rc == MDB_NOTFOUND) return 0;  // an empty table
     if (rc != 0) return rc;
-    uintptr_t at = (uintptr_t)k.mv_data;
-    if (at < map_base || at >= map_end) return 0;  // a page this transaction copied already
-    uintptr_t page = at & ~(uintptr_t)(page_size - 1);
-    if (page + page_size > map_end) return TESSERA_LMDB_DAMAGED_PAGE;
     sigjmp_buf here;
     sigjmp_buf *outer = current_guard;
     if (sigsetjmp(here, 0) != 0) {
@@ -180,9 +189,9 @@ int tessera_lmdb_check_leaf(void *txn, unsigned int dbi, void *key, unsigned lon
         return TESSERA_LMDB_FAULT;
     }
     current_guard = &here;
-    int valid = leaf_is_valid((const unsigned char *)page, (page - map_base) / page_size, page_size, dbi == 1);
+    int result = check_page_of(k.mv_data, map_base, map_end, page_size, dbi == 1);
     current_guard = outer;
-    return valid ? 0 : TESSERA_LMDB_DAMAGED_PAGE;
+    return result;
 }
 
 int tessera_mdb_cursor_get(void *cursor, void *key, void *data, unsigned int op) {
@@ -562,4 +571,64 @@ int tessera_mdb_append_records(void *txn, unsigned int dbi, const void *keys, co
     *appended = 0;
     GUARDED(append_records((MDB_txn *)txn, dbi, (const MDB_val *)keys, (const MDB_val *)prefixes,
                            (const MDB_val *)values, count, packing, heads, appended));
+}
+
+// ---------------------------------------------------------------------------------------------
+// Puts and deletes in key order through one cursor.
+//
+// mdb_put and mdb_del start every write with a descent from the root; a cursor that stays on
+// the leaf of the last write finds the next key there when it is on the same page (LMDB's
+// mdb_cursor_set compares it with the page's first and last keys before it searches). Sorted
+// writes into an index (a batch's held-back puts, `DeferredPuts`) land several to a page.
+// Before each write the leaf the cursor stands on is checked as `tessera_lmdb_check_leaf`
+// checks it (the page of the key the cursor found): a page still the file's own, not yet
+// copied by this transaction, must be a sound leaf.
+
+static int write_sorted(MDB_txn *txn, MDB_dbi dbi, const MDB_val *keys, const MDB_val *values,
+                        const unsigned char *deletes, size_t count, unsigned long map_base, unsigned long map_end,
+                        unsigned int page_size, size_t *done) {
+    MDB_cursor *cursor = NULL;
+    int rc = mdb_cursor_open(txn, dbi, &cursor);
+    if (rc != 0) return rc;
+    size_t i = 0;
+    for (; i < count; i++) {
+        if (i + 8 < count) __builtin_prefetch(keys[i + 8].mv_data, 0, 3);
+        MDB_val k = keys[i], found_key = keys[i], found_value;
+        int deleting = deletes != NULL && deletes[i];
+        // The first key at or after k: its page is where k is or would go (the page checked).
+        rc = mdb_cursor_get(cursor, &found_key, &found_value, MDB_SET_RANGE);
+        int positioned = rc == 0;
+        int exact = positioned && found_key.mv_size == k.mv_size &&
+                    (k.mv_size == 0 || memcmp(found_key.mv_data, k.mv_data, k.mv_size) == 0);
+        if (rc == MDB_NOTFOUND) {
+            rc = mdb_cursor_get(cursor, &found_key, &found_value, MDB_LAST);  // after the last key
+            positioned = rc == 0;
+            if (rc == MDB_NOTFOUND) rc = 0;  // an empty table: no page to check
+        }
+        if (rc != 0) break;
+        // As tessera_lmdb_check_leaf: the page of the key found, when it is still the file's.
+        if (positioned && map_base != 0) {
+            rc = check_page_of(found_key.mv_data, map_base, map_end, page_size, 0);
+            if (rc != 0) break;
+        }
+        if (deleting) {
+            if (!exact) continue;  // absent: nothing to delete
+            rc = mdb_cursor_del(cursor, 0);
+        } else {
+            MDB_val v = values[i];
+            rc = mdb_cursor_put(cursor, &k, &v, 0);
+        }
+        if (rc != 0) break;
+    }
+    mdb_cursor_close(cursor);
+    *done = i;
+    return rc;
+}
+
+int tessera_mdb_write_sorted(void *txn, unsigned int dbi, const void *keys, const void *values,
+                             const unsigned char *deletes, size_t count, unsigned long map_base, unsigned long map_end,
+                             unsigned int page_size, size_t *done) {
+    *done = 0;
+    GUARDED(write_sorted((MDB_txn *)txn, dbi, (const MDB_val *)keys, (const MDB_val *)values, deletes, count, map_base,
+                         map_end, page_size, done));
 }

@@ -375,6 +375,31 @@ import Darwin
         }
     }
 
+    /// Writes the puts and deletes of `writes` (in ascending key order, among the table's
+    /// keys) through one cursor, which finds each key from the leaf of the last write when it
+    /// is on the same page, and empties `writes`. Each write's leaf page is checked as `put`
+    /// checks it (the path to the first key too, while this transaction has not written the
+    /// table yet).
+    package func write(_ writes: inout OrderedWrites, to table: Table) throws {
+        defer { writes.removeAll() }
+        guard writes.count > 0 else { return }
+        var first = writes.keys[0]
+        try checkLeaf(table, &first)
+        noteChange(table.dbi)
+        let base = pages?.base.load(ordering: .relaxed) ?? 0
+        let end = pages?.end.load(ordering: .relaxed) ?? 0
+        var done = 0
+        let rc = writes.keys.withUnsafeBufferPointer { k in
+            writes.values.withUnsafeBufferPointer { v in
+                writes.deletes.withUnsafeBufferPointer { d in
+                    tessera_mdb_write_sorted(UnsafeMutableRawPointer(handle), table.dbi, k.baseAddress!, v.baseAddress!,
+                                             d.baseAddress!, writes.count, base, end, pages?.pageSize ?? 4096, &done)
+                }
+            }
+        }
+        try checkWrite(rc)
+    }
+
     /// Appends one record, `prefix ‖ value` under `key`, cut as `packing` says: returns the
     /// number of its bytes stored (the rest is the caller's to store), or nil when `key` does
     /// not come after the table's last key (nothing was written).
@@ -541,6 +566,47 @@ package struct RecordPacking: Sendable {
     var raw: tessera_record_packing {
         tessera_record_packing(largest_node: largestNode, record_limit: recordLimit ?? Int.max, smallest_head: smallestHead,
                                least_packed_head: leastPackedHead, page_size: pageSize, continued: continuedFlag)
+    }
+}
+
+/// Puts and deletes for `Transaction.write(_:to:)`, in ascending key order: keys and values
+/// by reference (their bytes must stay valid and unchanged until the writes are made).
+package struct OrderedWrites {
+    fileprivate var keys: [MDB_val] = []
+    fileprivate var values: [MDB_val] = []
+    /// 1 for a delete.
+    fileprivate var deletes: [UInt8] = []
+
+    /// No writes yet.
+    package init() {}
+
+    /// The number of writes.
+    package var count: Int { keys.count }
+
+    /// True once this many writes are queued that making them is due (they reference memory).
+    package var isFull: Bool { keys.count >= 4096 }
+
+    /// Queues a put of `value` under `key`.
+    @inline(__always)
+    package mutating func put(key: UnsafeRawBufferPointer, value: UnsafeRawBufferPointer) {
+        keys.append(MDB_val(mv_size: key.count, mv_data: UnsafeMutableRawPointer(mutating: key.baseAddress)))
+        values.append(MDB_val(mv_size: value.count, mv_data: UnsafeMutableRawPointer(mutating: value.baseAddress)))
+        deletes.append(0)
+    }
+
+    /// Queues a delete of `key`.
+    @inline(__always)
+    package mutating func delete(key: UnsafeRawBufferPointer) {
+        keys.append(MDB_val(mv_size: key.count, mv_data: UnsafeMutableRawPointer(mutating: key.baseAddress)))
+        values.append(MDB_val(mv_size: 0, mv_data: nil))
+        deletes.append(1)
+    }
+
+    /// Forgets every write, keeping the capacity.
+    package mutating func removeAll() {
+        keys.removeAll(keepingCapacity: true)
+        values.removeAll(keepingCapacity: true)
+        deletes.removeAll(keepingCapacity: true)
     }
 }
 

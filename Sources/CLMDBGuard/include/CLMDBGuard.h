@@ -91,6 +91,16 @@ typedef struct {
 int tessera_mdb_append_records(void *txn, unsigned int dbi, const void *keys, const void *prefixes, const void *values,
                                size_t count, const tessera_record_packing *packing, size_t *heads, size_t *appended);
 
+/// Writes entries in ascending key order through one cursor: entry i puts keys[i] → values[i],
+/// or deletes keys[i] when deletes[i] is set (`deletes` may be NULL; a key that is absent is
+/// nothing to delete). Before each write, the leaf page the cursor finds for the key is checked
+/// as `tessera_lmdb_check_leaf` checks it (map_base 0: no check). `*done` is the number of
+/// entries written; the result is 0, TESSERA_LMDB_DAMAGED_PAGE (entry `*done` was not written)
+/// or an error. One guarded call for the whole run.
+int tessera_mdb_write_sorted(void *txn, unsigned int dbi, const void *keys, const void *values,
+                             const unsigned char *deletes, size_t count, unsigned long map_base, unsigned long map_end,
+                             unsigned int page_size, size_t *done);
+
 /// The most keys `tessera_mdb_get_many` reads in one call.
 #define TESSERA_LMDB_GET_MANY_MAX 64
 

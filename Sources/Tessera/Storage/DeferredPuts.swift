@@ -272,6 +272,8 @@ final class DeferredPuts {
         // Puts after the table's last key go through one cursor per batch (`AppendBatch`).
         var batch = AppendBatch()
         var batchEntries: [Int] = []
+        // Puts and deletes among the table's keys go through one cursor too (`OrderedWrites`).
+        var writes = OrderedWrites()
         for e in order {
             let entry = entries[e]
             let key = UnsafeRawBufferPointer(start: entry.key, count: entry.keyCount)
@@ -285,13 +287,16 @@ final class DeferredPuts {
                 } else if let records {
                     try records.put(key: key, record: value, in: table, txn: txn, putTail: putTail)
                 } else {
-                    try txn.put(table, key: key, value: value)
+                    writes.put(key: key, value: value)
+                    if writes.isFull { try txn.write(&writes, to: table) }
                 }
             } else if !appending {
                 // A key after the table's last one is not in it: nothing to delete.
-                _ = try txn.delete(table, key: key)
+                writes.delete(key: key)
+                if writes.isFull { try txn.write(&writes, to: table) }
             }
         }
+        try txn.write(&writes, to: table)
         try append(&batch, &batchEntries, txn, putTail)
         discard()
     }
