@@ -433,7 +433,13 @@ import Darwin
                     let txn = Transaction(raw: raw!, readOnly: false, window: window)
                     do {
                         let result = try body(txn)
+                        // A large commit starts the file's writeback while it copies its
+                        // pages (`tessera_writeback_start`); a small one is over before the
+                        // first request would be made.
+                        let writeback = !options.noSync && txn.writtenBytes >= Self.writebackThreshold
+                            ? tessera_writeback_start(window.fd) : nil
                         txn.invalidate()
+                        defer { tessera_writeback_stop(writeback) }
                         try check(tessera_mdb_txn_commit(UnsafeMutableRawPointer(raw)))
                         return result
                     } catch {
@@ -448,6 +454,10 @@ import Darwin
             if needGrow { try grow() }
         }
     }
+
+    /// Bytes a write transaction puts from which its commit starts the file's writeback while
+    /// it runs (`tessera_writeback_start`).
+    static let writebackThreshold = 8 << 20
 
     /// Remaps at the size another process gave the file. Needs the exclusive lock.
     private func adoptExternalSize() throws {

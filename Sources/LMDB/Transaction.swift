@@ -131,6 +131,11 @@ import Darwin
         }
     }
 
+    /// Bytes of keys and values this write transaction has put (appends and batches included;
+    /// deletes not): how much the commit will write, roughly (`Environment.write` starts the
+    /// file's writeback during a large commit).
+    @exclusivity(unchecked) @usableFromInline package var writtenBytes = 0
+
     @usableFromInline
     func noteChangeGrowing(_ dbi: MDB_dbi) {
         let word = Int(dbi &>> 6)
@@ -274,6 +279,7 @@ import Darwin
         let appending = flags.contains(.append)
         if !appending || !appendedTables.contains(table.dbi) { try checkLeaf(table, &k) }
         noteChange(table.dbi)
+        writtenBytes &+= key.count &+ value.count
         let rc = tessera_mdb_put(UnsafeMutableRawPointer(handle), table.dbi, &k, &v, flags.rawValue)
         if rc == MDB_KEYEXIST && appending {
             // Not after the last key (LMDB changed nothing): an ordinary put.
@@ -302,6 +308,7 @@ import Darwin
         let appending = flags.contains(.append)
         if !appending || !appendedTables.contains(table.dbi) { try checkLeaf(table, &k) }
         noteChange(table.dbi)
+        writtenBytes &+= key.count &+ size
         let rc = tessera_mdb_put(UnsafeMutableRawPointer(handle), table.dbi, &k, &v, flags.rawValue | UInt32(MDB_RESERVE))
         if rc == MDB_KEYEXIST && appending {
             // Not after the last key (LMDB changed nothing): an ordinary put.
@@ -356,6 +363,7 @@ import Darwin
                               appended: (Range<Int>) throws -> Void,
                               outOfOrder: (UnsafeRawBufferPointer, UnsafeRawBufferPointer) throws -> Void) throws {
         defer { batch.removeAll() }
+        writtenBytes &+= batch.byteCount
         var next = 0
         while next < batch.count {
             var first = batch.keys[next]
@@ -383,6 +391,7 @@ import Darwin
     package func write(_ writes: inout OrderedWrites, to table: Table) throws {
         defer { writes.removeAll() }
         guard writes.count > 0 else { return }
+        writtenBytes &+= writes.byteCount
         var first = writes.keys[0]
         try checkLeaf(table, &first)
         noteChange(table.dbi)
@@ -410,6 +419,7 @@ import Darwin
         var v = MDB_val(mv_size: value.count, mv_data: UnsafeMutableRawPointer(mutating: value.baseAddress))
         if !appendedTables.contains(table.dbi) { try checkLeaf(table, &k) }
         noteChange(table.dbi)
+        writtenBytes &+= key.count &+ prefix.count &+ value.count
         var packing = packing.raw
         var head = 0
         var appended = 0
@@ -576,6 +586,8 @@ package struct OrderedWrites {
     fileprivate var values: [MDB_val] = []
     /// 1 for a delete.
     fileprivate var deletes: [UInt8] = []
+    /// Bytes of the puts' keys and values.
+    package private(set) var byteCount = 0
 
     /// No writes yet.
     package init() {}
@@ -589,6 +601,7 @@ package struct OrderedWrites {
     /// Queues a put of `value` under `key`.
     @inline(__always)
     package mutating func put(key: UnsafeRawBufferPointer, value: UnsafeRawBufferPointer) {
+        byteCount &+= key.count &+ value.count
         keys.append(MDB_val(mv_size: key.count, mv_data: UnsafeMutableRawPointer(mutating: key.baseAddress)))
         values.append(MDB_val(mv_size: value.count, mv_data: UnsafeMutableRawPointer(mutating: value.baseAddress)))
         deletes.append(0)
@@ -604,6 +617,7 @@ package struct OrderedWrites {
 
     /// Forgets every write, keeping the capacity.
     package mutating func removeAll() {
+        byteCount = 0
         keys.removeAll(keepingCapacity: true)
         values.removeAll(keepingCapacity: true)
         deletes.removeAll(keepingCapacity: true)
@@ -622,6 +636,8 @@ package struct AppendBatch {
     private var valueBytes: [UInt8] = []
     /// Entries after which `isFull` says to write the batch.
     package let capacity: Int
+    /// Bytes of the entries' keys and values.
+    package private(set) var byteCount = 0
 
     /// An empty batch that reports itself full at `capacity` entries.
     package init(capacity: Int = 4096) {
@@ -640,6 +656,7 @@ package struct AppendBatch {
     /// Adds an entry: `key` must stay valid until the batch is written; `value` is copied.
     @inline(__always)
     package mutating func add(key: UnsafeRawBufferPointer, value: UnsafeRawBufferPointer) {
+        byteCount &+= key.count &+ value.count
         keys.append(MDB_val(mv_size: key.count, mv_data: UnsafeMutableRawPointer(mutating: key.baseAddress)))
         values.append(MDB_val(mv_size: value.count, mv_data: nil))
         copiedAt.append(valueBytes.count)
@@ -649,6 +666,7 @@ package struct AppendBatch {
     /// Adds an entry whose key and value both stay valid until the batch is written.
     @inline(__always)
     package mutating func add(key: UnsafeRawBufferPointer, referencing value: UnsafeRawBufferPointer) {
+        byteCount &+= key.count &+ value.count
         keys.append(MDB_val(mv_size: key.count, mv_data: UnsafeMutableRawPointer(mutating: key.baseAddress)))
         values.append(MDB_val(mv_size: value.count, mv_data: UnsafeMutableRawPointer(mutating: value.baseAddress)))
         copiedAt.append(-1)
@@ -656,6 +674,7 @@ package struct AppendBatch {
 
     /// Empties the batch, keeping its capacity.
     package mutating func removeAll() {
+        byteCount = 0
         keys.removeAll(keepingCapacity: true)
         values.removeAll(keepingCapacity: true)
         copiedAt.removeAll(keepingCapacity: true)

@@ -142,4 +142,12 @@ int tessera_mdb_get_many(const tessera_lmdb_tree *tree, size_t count, const void
 /// checked again (committed pages do not change while it runs).
 int tessera_lmdb_check_path(const tessera_lmdb_tree *tree, void *key, unsigned char *checked, size_t checked_pages);
 
+/// Starts a thread that asks the kernel to begin writing back the dirty pages of file `fd`
+/// every millisecond (Linux `sync_file_range`, no waiting) until `tessera_writeback_stop`:
+/// during a large commit, so that the disk works while the commit copies pages and its
+/// `fdatasync` waits for less. NULL when no thread could be started (or not on Linux).
+void *tessera_writeback_start(int fd);
+/// Stops and joins the thread of `tessera_writeback_start` (NULL: nothing).
+void tessera_writeback_stop(void *handle);
+
 #endif
