@@ -39,11 +39,16 @@ extension Collection {
     func save<Documents: Sequence>(jsonDocuments documents: Documents, writerHelpsAbove: Double, maxChunkBytes: Int) throws -> Int
     where Documents.Element == (id: String, json: String) {
         var saved = 0
+        var chunks = ReplayableChunks(documents)
         try database.inBatch {
+            // The engine may run this body again (a write that outgrew the memory map is rolled
+            // back and run again once the map is larger): it must then save the same documents
+            // from the first, and count them once.
+            saved = 0
+            chunks.restart()
             let preparer = try fullTextPreparer()
             let fullText = preparer.isEmpty ? nil : preparer
-            var input = documents.makeIterator()
-            let chunk = JSONBatchChunk.fill(from: &input, firstPosition: 1, maxBytes: maxChunkBytes)
+            let chunk = chunks.next(firstPosition: 1, maxBytes: maxChunkBytes)
             guard chunk.isFull else {
                 // Too few documents to be worth a second thread.
                 chunk.prepare(fullText: fullText)
@@ -75,8 +80,7 @@ extension Collection {
             while !queued.isEmpty {
                 while !ended && queued.count < JSONBatchChunk.lookahead {
                     let last = queued[queued.count - 1]
-                    let next = JSONBatchChunk.fill(from: &input, firstPosition: last.firstPosition + last.inputs.count,
-                                                    maxBytes: maxChunkBytes)
+                    let next = chunks.next(firstPosition: last.firstPosition + last.inputs.count, maxBytes: maxChunkBytes)
                     ended = !next.isFull
                     if !next.inputs.isEmpty { enqueue(next) }
                 }
@@ -111,6 +115,44 @@ extension Collection {
     }
 }
 
+/// The documents of one `Collection.save(jsonDocuments:)`, read chunk by chunk so that a
+/// batch body run again reads the same chunks from the first: a collection is read again from
+/// its start; any other sequence may be single-pass, so the chunks read from it are kept (their
+/// strings, by reference) until the call returns.
+struct ReplayableChunks<Documents: Sequence> where Documents.Element == (id: String, json: String) {
+    private let documents: Documents
+    private let multiPass: Bool
+    private var iterator: Documents.Iterator
+    /// A single-pass sequence's chunks read so far (inputs, and whether the chunk was full).
+    private var read: [([(id: String, json: String)], Bool)] = []
+    /// Chunks handed out since the last `restart`.
+    private var handedOut = 0
+
+    init(_ documents: Documents) {
+        self.documents = documents
+        multiPass = documents is any Swift.Collection
+        iterator = documents.makeIterator()
+    }
+
+    /// Starts again from the first document (the first run of a body, and every run after).
+    mutating func restart() {
+        if multiPass && handedOut > 0 { iterator = documents.makeIterator() }
+        handedOut = 0
+    }
+
+    /// The next chunk (see `JSONBatchChunk.fill`).
+    mutating func next(firstPosition: Int, maxBytes: Int) -> JSONBatchChunk {
+        defer { handedOut += 1 }
+        if !multiPass && handedOut < read.count {
+            let (inputs, isFull) = read[handedOut]
+            return JSONBatchChunk(firstPosition: firstPosition, inputs: inputs, isFull: isFull)
+        }
+        let chunk = JSONBatchChunk.fill(from: &iterator, firstPosition: firstPosition, maxBytes: maxBytes)
+        if !multiPass { read.append((chunk.inputs, chunk.isFull)) }
+        return chunk
+    }
+}
+
 /// Documents of `Collection.save(jsonDocuments:)` handed to the worker thread together, and
 /// what it made of them. The worker writes `prepared` and `failure` before it signals `done`;
 /// the writer reads them only after waiting for it.
@@ -141,7 +183,7 @@ final class JSONBatchChunk: @unchecked Sendable {
     /// True if the worker thread prepared the chunk (its memory is the worker's).
     private(set) var preparedByWorker = false
 
-    private init(firstPosition: Int, inputs: [(id: String, json: String)], isFull: Bool) {
+    fileprivate init(firstPosition: Int, inputs: [(id: String, json: String)], isFull: Bool) {
         self.firstPosition = firstPosition
         self.inputs = inputs
         self.isFull = isFull

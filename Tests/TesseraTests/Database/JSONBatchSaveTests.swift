@@ -169,4 +169,41 @@ struct JSONBatchSaveTests {
         #expect(try c.count == 2_000)
         #expect(try c.document(id: "i2000")?.int(forKey: "n") == 2_000)
     }
+
+    /// A batch that outgrows the memory map is rolled back and run again once the map is larger:
+    /// the run again saves every document from the first — also from a sequence that can be
+    /// read only once — and the count returned is the documents', not the runs'.
+    @Test(arguments: ["array", "single-pass"])
+    func aBatchThatOutgrowsTheMapIsSavedOnce(input: String) throws {
+        var config = DatabaseConfiguration()
+        config.initialMapSize = 256 << 10  // grown ×4 at a time: several runs of the body
+        let db = try Database.temporary(configuration: config)
+        defer { try? db.close() }
+        let c = try db.defaultCollection()
+        try Self.makeIndexes(c)
+        var r = SplitMix64(seed: 99)
+        let docs = Self.sequence(&r, count: 3_000, idSpace: 1_000_000)
+        let saved: Int
+        if input == "array" {
+            saved = try c.save(jsonDocuments: docs)
+        } else {
+            var n = 0
+            let once = AnyIterator<(id: String, json: String)> {
+                guard n < docs.count else { return nil }
+                n += 1
+                return docs[n - 1]
+            }
+            saved = try c.save(jsonDocuments: AnySequence(once))
+        }
+        #expect(saved == docs.count, "\(input)")
+        // What the same documents saved one by one into a database whose map never grows store.
+        let reference = try Database.temporary()
+        defer { try? reference.close() }
+        let rc = try reference.defaultCollection()
+        try Self.makeIndexes(rc)
+        try reference.inBatch { for d in docs { try rc.save(id: d.id, json: d.json) } }
+        #expect(try Self.documents(db, c) == Self.documents(reference, rc), "\(input)")
+        #expect(try FullTextPreparationTests.indexTables(db, c) == FullTextPreparationTests.indexTables(reference, rc), "\(input)")
+        #expect(try db.integrityCheck().problems.isEmpty, "\(input)")
+    }
 }
