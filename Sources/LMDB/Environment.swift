@@ -455,6 +455,25 @@ import Darwin
         }
     }
 
+    /// Grows the map ahead of a write expected to add about `bytes` to the file (a large batch),
+    /// so that it is not rolled back and run again when it outgrows the map halfway. Does
+    /// nothing on a thread inside a write or holding a snapshot (the map cannot change then),
+    /// nor past `maxMapSize`; a failed growth is left to the write, which grows as before.
+    package func reserve(bytes: Int) {
+        let thread = currentThreadID()
+        writerThread.lock()
+        let writing = writer == thread
+        writerThread.unlock()
+        if writing || gate.holds(thread) { return }
+        // As `write` grows ahead of time: the map at least twice what is used.
+        while (usedBytes + bytes) * 2 > currentMapSize {
+            let before = currentMapSize
+            if let limit = options.maxMapSize, before >= limit { return }
+            do { try grow() } catch { return }
+            if currentMapSize <= before { return }
+        }
+    }
+
     /// Bytes a write transaction puts from which its commit starts the file's writeback while
     /// it runs (`tessera_writeback_start`).
     static let writebackThreshold = 8 << 20

@@ -34,12 +34,23 @@ extension Collection {
 
     /// `save(jsonDocuments:)`, whose writer prepares chunks itself while preparing one takes
     /// more than `writerHelpsAbove` times as long as writing one (0: whenever the next is not
-    /// ready; `.infinity`: never; tests run both), in chunks closed early at `maxChunkBytes`.
+    /// ready; `.infinity`: never; tests run both), in chunks closed early at `maxChunkBytes`;
+    /// `growingTheMapFirst: false` leaves a collection's batch to outgrow the map (tests).
     @discardableResult
-    func save<Documents: Sequence>(jsonDocuments documents: Documents, writerHelpsAbove: Double, maxChunkBytes: Int) throws -> Int
+    func save<Documents: Sequence>(jsonDocuments documents: Documents, writerHelpsAbove: Double, maxChunkBytes: Int,
+                                   growingTheMapFirst: Bool = true) throws -> Int
     where Documents.Element == (id: String, json: String) {
         var saved = 0
         var chunks = ReplayableChunks(documents)
+        // A batch that outgrows the memory map runs again from the start: when the documents'
+        // size is known beforehand (a collection), the map is grown for them first — twice
+        // their JSON, for the binary records and the index entries.
+        if growingTheMapFirst, database.currentWrite() == nil,
+           let all = documents as? any Swift.Collection<(id: String, json: String)> {
+            var bytes = 0
+            for d in all { bytes &+= d.id.utf8.count &+ d.json.utf8.count }
+            database.store.reserve(bytes: bytes &* 2)
+        }
         try database.inBatch {
             // The engine may run this body again (a write that outgrew the memory map is rolled
             // back and run again once the map is larger): it must then save the same documents

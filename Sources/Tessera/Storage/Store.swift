@@ -141,6 +141,10 @@ final class Store: Sendable {
     /// Ends a snapshot begun by `beginSnapshot()`.
     func endSnapshot(_ snapshot: Snapshot) { env.endRead(snapshot.lmdb) }
 
+    /// Grows the memory map ahead of a write expected to add about `bytes` (see
+    /// `Environment.reserve(bytes:)`).
+    func reserve(bytes: Int) { env.reserve(bytes: bytes) }
+
     /// Runs `body` in the write transaction; returning commits, throwing rolls back. If the
     /// map fills up, `body` runs again from the start in a fresh transaction after the map grew.
     func write<R>(_ body: (WriteTransaction) throws -> R) throws -> R {

@@ -173,7 +173,7 @@ struct JSONBatchSaveTests {
     /// A batch that outgrows the memory map is rolled back and run again once the map is larger:
     /// the run again saves every document from the first — also from a sequence that can be
     /// read only once — and the count returned is the documents', not the runs'.
-    @Test(arguments: ["array", "single-pass"])
+    @Test(arguments: ["array", "array, map grown first", "single-pass"])
     func aBatchThatOutgrowsTheMapIsSavedOnce(input: String) throws {
         var config = DatabaseConfiguration()
         config.initialMapSize = 256 << 10  // grown ×4 at a time: several runs of the body
@@ -185,7 +185,13 @@ struct JSONBatchSaveTests {
         let docs = Self.sequence(&r, count: 3_000, idSpace: 1_000_000)
         let saved: Int
         if input == "array" {
+            saved = try c.save(jsonDocuments: docs, writerHelpsAbove: 1.3, maxChunkBytes: JSONBatchChunk.maxBytes,
+                               growingTheMapFirst: false)
+        } else if input == "array, map grown first" {
+            // The documents' size is known: the map is grown before the batch, which runs once.
+            let before = try #require(db.store.env.currentMapSize as Int?)
             saved = try c.save(jsonDocuments: docs)
+            #expect(db.store.env.currentMapSize > before)
         } else {
             var n = 0
             let once = AnyIterator<(id: String, json: String)> {
