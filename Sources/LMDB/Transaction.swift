@@ -595,7 +595,7 @@ package struct OrderedWrites {
     /// The number of writes.
     package var count: Int { keys.count }
 
-    /// True once this many writes are queued that making them is due (they reference memory).
+    /// True once 4,096 writes are queued: the caller makes them then (`Transaction.write`).
     package var isFull: Bool { keys.count >= 4096 }
 
     /// Queues a put of `value` under `key`.

@@ -90,7 +90,12 @@ class Snapshot {
     /// Writes out the held-back puts of `table` before something walks it in key order.
     @inline(__always)
     final func writeOutHeld(_ table: StorageTable) throws {
-        if deferred != nil, let d = held(table), !d.isEmpty { try (self as! WriteTransaction).writeOut(d) }
+        if deferred != nil, let d = held(table), !d.isEmpty { try writeOut(d) }
+    }
+
+    /// Writes out the held-back puts of `d` (only a write transaction holds any).
+    func writeOut(_ d: DeferredPuts) throws {
+        try d.writeOut(lmdb) { _, _ in preconditionFailure("a read snapshot holds no puts back") }
     }
 
     /// A 64-bit counter stored little-endian under `name` in `table` (0 when absent): the
@@ -314,7 +319,7 @@ final class WriteTransaction: Snapshot {
 
     /// Writes out the held puts of `d`; a document table's second pieces go to its tail table
     /// (held there too while that table holds its puts back).
-    final func writeOut(_ d: DeferredPuts) throws {
+    override func writeOut(_ d: DeferredPuts) throws {
         guard let records = d.records else { return try d.writeOut(lmdb) { _, _ in } }
         try d.writeOut(lmdb) { key, tail in try self.put(records.tails, key: key, value: tail, flags: .append) }
     }
