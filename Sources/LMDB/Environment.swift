@@ -458,13 +458,15 @@ import Darwin
     /// Grows the map ahead of a write expected to add about `bytes` to the file (a large batch),
     /// so that it is not rolled back and run again when it outgrows the map halfway. Does
     /// nothing on a thread inside a write or holding a snapshot (the map cannot change then),
-    /// nor past `maxMapSize`; a failed growth is left to the write, which grows as before.
+    /// while another thread keeps a long-lived snapshot open (growing would wait for it to end,
+    /// perhaps for ever), nor past `maxMapSize`; the write then grows the map itself if it must,
+    /// as before.
     package func reserve(bytes: Int) {
         let thread = currentThreadID()
         writerThread.lock()
         let writing = writer == thread
         writerThread.unlock()
-        if writing || gate.holds(thread) { return }
+        if writing || gate.holds(thread) || gate.hasLongLivedHolds { return }
         // As `write` grows ahead of time: the map at least twice what is used.
         while (usedBytes + bytes) * 2 > currentMapSize {
             let before = currentMapSize

@@ -161,6 +161,14 @@ final class HoldGate: @unchecked Sendable {
         return finalize
     }
 
+    /// True while a long-lived snapshot (one that may outlive the call that began it, such as
+    /// a lazy result set) is open on any thread: `exclusively` would wait for it to end.
+    var hasLongLivedHolds: Bool {
+        pthread_mutex_lock(mutex)
+        defer { pthread_mutex_unlock(mutex) }
+        return longLived > 0
+    }
+
     /// True if a transaction begun on `thread` is still open.
     func holds(_ thread: UInt) -> Bool {
         pthread_mutex_lock(mutex)

@@ -20,7 +20,8 @@ extension Collection {
     ///
     /// Called outside a batch, it is one transaction: an error saves none of the documents.
     /// Inside `Database.inBatch { }` it joins that batch, which the error rolls back when it
-    /// leaves the batch's closure.
+    /// leaves the batch's closure; if that batch runs again (see `Database.inBatch`), so does
+    /// this call, which then reads `documents` again: pass a collection there.
     ///
     /// - Returns: the number of documents saved.
     /// - Throws: the first bad document's error, as `save(id:json:)` throws it (`.invalidJSON`
@@ -35,16 +36,18 @@ extension Collection {
     /// `save(jsonDocuments:)`, whose writer prepares chunks itself while preparing one takes
     /// more than `writerHelpsAbove` times as long as writing one (0: whenever the next is not
     /// ready; `.infinity`: never; tests run both), in chunks closed early at `maxChunkBytes`;
-    /// `growingTheMapFirst: false` leaves a collection's batch to outgrow the map (tests).
+    /// `growingTheMapFirst: false` leaves a collection's batch to outgrow the map, and
+    /// `replayLimit` bounds what is kept of a single-pass sequence (tests).
     @discardableResult
     func save<Documents: Sequence>(jsonDocuments documents: Documents, writerHelpsAbove: Double, maxChunkBytes: Int,
-                                   growingTheMapFirst: Bool = true) throws -> Int
+                                   growingTheMapFirst: Bool = true, replayLimit: Int = JSONBatchChunk.replayLimit) throws -> Int
     where Documents.Element == (id: String, json: String) {
         var saved = 0
-        var chunks = ReplayableChunks(documents)
+        var chunks = ReplayableChunks(documents, keptLimit: replayLimit)
         // A batch that outgrows the memory map runs again from the start: when the documents'
         // size is known beforehand (a collection), the map is grown for them first — twice
-        // their JSON, for the binary records and the index entries.
+        // their JSON, for the binary records and the index entries. (A lazy collection makes
+        // its elements twice: here, and when they are saved.)
         if growingTheMapFirst, database.currentWrite() == nil,
            let all = documents as? any Swift.Collection<(id: String, json: String)> {
             var bytes = 0
@@ -56,7 +59,7 @@ extension Collection {
             // back and run again once the map is larger): it must then save the same documents
             // from the first, and count them once.
             saved = 0
-            chunks.restart()
+            try chunks.restart()
             let preparer = try fullTextPreparer()
             let fullText = preparer.isEmpty ? nil : preparer
             let chunk = chunks.next(firstPosition: 1, maxBytes: maxChunkBytes)
@@ -129,24 +132,43 @@ extension Collection {
 /// The documents of one `Collection.save(jsonDocuments:)`, read chunk by chunk so that a
 /// batch body run again reads the same chunks from the first: a collection is read again from
 /// its start; any other sequence may be single-pass, so the chunks read from it are kept (their
-/// strings, by reference) until the call returns.
+/// strings, by reference) until the call returns — up to `JSONBatchChunk.replayLimit` bytes of
+/// JSON. Past that,
+/// a run again cannot read the same documents and fails with an error that says so (nothing is
+/// saved) rather than save only the documents it can still read.
 struct ReplayableChunks<Documents: Sequence> where Documents.Element == (id: String, json: String) {
     private let documents: Documents
     private let multiPass: Bool
     private var iterator: Documents.Iterator
     /// A single-pass sequence's chunks read so far (inputs, and whether the chunk was full).
     private var read: [([(id: String, json: String)], Bool)] = []
+    /// JSON bytes of `read`, and whether it still holds every chunk read.
+    private var keptBytes = 0
+    private var keptAll = true
     /// Chunks handed out since the last `restart`.
     private var handedOut = 0
 
-    init(_ documents: Documents) {
+    /// JSON bytes of a single-pass sequence kept for a run again.
+    private let keptLimit: Int
+
+    init(_ documents: Documents, keptLimit: Int = JSONBatchChunk.replayLimit) {
         self.documents = documents
+        self.keptLimit = keptLimit
         multiPass = documents is any Swift.Collection
         iterator = documents.makeIterator()
     }
 
     /// Starts again from the first document (the first run of a body, and every run after).
-    mutating func restart() {
+    ///
+    /// - Throws: `.limitReached` when a single-pass sequence must be read again beyond what
+    ///   was kept of it.
+    mutating func restart() throws {
+        if handedOut > 0 && !multiPass && !keptAll {
+            throw DatabaseError(.limitReached, "the batch outgrew the database's memory map and must run again, but its "
+                + "documents came from a sequence that can be read only once and were more than \(keptLimit >> 20) MB "
+                + "of JSON: nothing was saved; pass a collection (an array), or save fewer documents per call, or open the "
+                + "database with a larger DatabaseConfiguration.initialMapSize")
+        }
         if multiPass && handedOut > 0 { iterator = documents.makeIterator() }
         handedOut = 0
     }
@@ -159,7 +181,15 @@ struct ReplayableChunks<Documents: Sequence> where Documents.Element == (id: Str
             return JSONBatchChunk(firstPosition: firstPosition, inputs: inputs, isFull: isFull)
         }
         let chunk = JSONBatchChunk.fill(from: &iterator, firstPosition: firstPosition, maxBytes: maxBytes)
-        if !multiPass { read.append((chunk.inputs, chunk.isFull)) }
+        if !multiPass && keptAll {
+            for d in chunk.inputs { keptBytes &+= d.json.utf8.count }
+            if keptBytes <= keptLimit {
+                read.append((chunk.inputs, chunk.isFull))
+            } else {
+                keptAll = false
+                read = []
+            }
+        }
         return chunk
     }
 }
@@ -175,6 +205,8 @@ final class JSONBatchChunk: @unchecked Sendable {
     /// Chunks queued for preparing, the one being written included (at most this many
     /// chunks' bodies are held at once: 12 MB of JSON and its encoding, for large documents).
     static let lookahead = 3
+    /// JSON bytes of a single-pass sequence kept for a batch run again (`ReplayableChunks`).
+    static let replayLimit = 256 << 20
 
     /// Position of `inputs[0]` in the caller's sequence, counted from 1 (for error messages).
     let firstPosition: Int

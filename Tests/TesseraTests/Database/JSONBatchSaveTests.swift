@@ -212,4 +212,31 @@ struct JSONBatchSaveTests {
         #expect(try FullTextPreparationTests.indexTables(db, c) == FullTextPreparationTests.indexTables(reference, rc), "\(input)")
         #expect(try db.integrityCheck().problems.isEmpty, "\(input)")
     }
+
+    /// A single-pass sequence larger than what is kept of it for a run again: the batch that
+    /// must run again fails with an error that says why, and saves nothing.
+    @Test func aSinglePassBatchTooLargeToRunAgainFailsWhole() throws {
+        var config = DatabaseConfiguration()
+        config.initialMapSize = 256 << 10
+        let db = try Database.temporary(configuration: config)
+        defer { try? db.close() }
+        let c = try db.defaultCollection()
+        var r = SplitMix64(seed: 5)
+        let docs = Self.sequence(&r, count: 3_000, idSpace: 1_000_000)
+        var n = 0
+        let once = AnyIterator<(id: String, json: String)> {
+            guard n < docs.count else { return nil }
+            n += 1
+            return docs[n - 1]
+        }
+        do {
+            try c.save(jsonDocuments: AnySequence(once), writerHelpsAbove: 1.3, maxChunkBytes: JSONBatchChunk.maxBytes,
+                       replayLimit: 64 << 10)
+            Issue.record("the batch ran again over documents it could not read again")
+        } catch let error as DatabaseError {
+            #expect(error.code == .limitReached)
+            #expect(error.message.contains("can be read only once"), "\(error.message)")
+        }
+        #expect(try c.count == 0)
+    }
 }
