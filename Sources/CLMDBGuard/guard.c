@@ -513,7 +513,7 @@ static long cursor_leaf_room(MDB_cursor *cursor, MDB_txn *txn, MDB_dbi dbi, cons
 
 // The size of the head of a record of `size` bytes under a key of `key_size` bytes appended
 // to a page with `room` bytes free (-1: unknown). See tessera_record_packing.
-static size_t record_head(const tessera_record_packing *pk, size_t key_size, size_t size, long room) {
+size_t tessera_record_head(const tessera_record_packing *pk, size_t key_size, size_t size, long room) {
     size_t limit = pk->largest_node - 8 - key_size;
     if (pk->record_limit < limit) limit = pk->record_limit;
     if (limit < pk->smallest_head) limit = pk->smallest_head;
@@ -552,7 +552,7 @@ static int append_records(MDB_txn *txn, MDB_dbi dbi, const MDB_val *keys, const 
             size_t size = prefix + values[i].mv_size;
             const unsigned char *first = prefix ? prefixes[i].mv_data : values[i].mv_data;
             // A record already cut (its head, moved here with its tail kept elsewhere) stays whole.
-            size_t head = size > 0 && (first[0] & pk->continued) == 0 ? record_head(pk, k.mv_size, size, room) : size;
+            size_t head = size > 0 && (first[0] & pk->continued) == 0 ? tessera_record_head(pk, k.mv_size, size, room) : size;
             MDB_val d = {head, NULL};
             rc = mdb_cursor_put(cursor, &k, &d, MDB_APPEND | MDB_RESERVE);
             if (rc != 0) break;

@@ -573,6 +573,14 @@ package struct RecordPacking: Sendable {
         self.continuedFlag = continuedFlag
     }
 
+    /// The bytes of a record of `size` bytes under a key of `keyCount` bytes that a put among
+    /// the keys (not an append) stores under the key: `size` when it fits a leaf node, else
+    /// the largest node (`tessera_record_head`, which appends use too).
+    package func headSize(recordSize size: Int, keyCount: Int) -> Int {
+        var raw = raw
+        return tessera_record_head(&raw, keyCount, size, -1)
+    }
+
     var raw: tessera_record_packing {
         tessera_record_packing(largest_node: largestNode, record_limit: recordLimit ?? Int.max, smallest_head: smallestHead,
                                least_packed_head: leastPackedHead, page_size: pageSize, continued: continuedFlag)

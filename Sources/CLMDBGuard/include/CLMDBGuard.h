@@ -83,6 +83,12 @@ typedef struct {
     unsigned char continued;
 } tessera_record_packing;
 
+/// The number of bytes of a record of `size` bytes under a key of `key_size` bytes that stay
+/// under the key, cut as `packing` says, when appended to a leaf page with `room` bytes free
+/// (-1: not appended, or the room is unknown: only the largest-node limit applies). `size` when
+/// the record stays in one piece.
+size_t tessera_record_head(const tessera_record_packing *packing, size_t key_size, size_t size, long room);
+
 /// Appends records in key order through one cursor, cut as `packing` says: record i is
 /// prefixes[i] ‖ values[i] (`prefixes` may be NULL: no prefixes) under keys[i] (MDB_val arrays
 /// of `count`); heads[i] is the number of its bytes stored (the rest is the caller's to store).

@@ -54,8 +54,6 @@ extension DocumentRecord {
 struct RecordSplitting: Sendable {
     /// LMDB's largest leaf node for the data file's page size.
     let largestNode: Int
-    /// A smaller limit on the whole record, for tests (nil: what fits a leaf page).
-    let recordLimit: Int?
 
     /// How appended records are cut (`Transaction.appendRecords`): as `headSize` says, or where
     /// the leaf page they are appended to ends.
@@ -69,10 +67,10 @@ struct RecordSplitting: Sendable {
     /// table is 11 % smaller and 30 % of the records are in two pieces instead of 20 %.
     static let leastPackedHead = 768
 
+    /// `recordLimit`: a smaller limit on a record's head, for tests (nil: what fits a leaf node).
     init(pageSize: Int, recordLimit: Int?) {
         // mdb.c: me_nodemax = (((psize - PAGEHDRSZ) / MDB_MINKEYS) & -2) - sizeof(indx_t).
         largestNode = (((pageSize - 16) / 2) & ~1) - 2
-        self.recordLimit = recordLimit
         // With a test's small limit, records are cut at pages' ends too (heads of half the limit).
         let least = recordLimit.map { max(DocumentRecord.headerSize + 1, $0 / 2) } ?? Self.leastPackedHead
         packing = RecordPacking(largestNode: largestNode, recordLimit: recordLimit, smallestHead: DocumentRecord.headerSize + 1,
@@ -83,17 +81,14 @@ struct RecordSplitting: Sendable {
     /// bytes, or nil when the record stays in one piece.
     ///
     /// A record appended after the table's last key may be cut shorter, where the leaf page
-    /// ends (`packing`; the same limit otherwise: `tessera_record_packing` in C computes it too).
+    /// ends (`packing`; both cuts are computed in one place, `tessera_record_head` in C).
     func headSize(recordSize size: Int, keyCount: Int) -> Int? {
-        var limit = largestNode - 8 - keyCount
-        if let recordLimit { limit = min(limit, recordLimit) }
-        limit = max(limit, DocumentRecord.headerSize + 1)
-        guard size > limit else { return nil }
         // The longest head that fits: most fields are then read from the head alone
         // (`ExecContext.completeBody`), and the tail is a leaf entry up to twice the limit
         // (beyond, it is on overflow pages: the tail's node has the same key, so the same
         // limit). Packs as well as halves (tessera-bench's documents: 189 vs 192 MB).
-        return limit
+        let head = packing.headSize(recordSize: size, keyCount: keyCount)
+        return head < size ? head : nil
     }
 }
 
