@@ -91,7 +91,7 @@ struct LiveQueryDiffPropertyTests {
         for (qi, q) in Self.queries.enumerated() {
             let expected = try db.createQuery(q.sql).execute().allResults().map(\.json)
             let recorder = recorders[qi]
-            #expect(await recorder.waitAsync(timeout: 10) { $0.last?.results.map(\.json) == expected },
+            #expect(await recorder.waitAsync { $0.last?.results.map(\.json) == expected },
                     "seed \(seed), \(q.sql): the last update is not the final result")
             let updates = recorder.all
             var previous: [Result] = []

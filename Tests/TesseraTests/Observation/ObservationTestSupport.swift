@@ -12,13 +12,22 @@ final class Recorder<T: Sendable>: Sendable {
     func removeAll() { items.withLock { $0.removeAll() } }
 
     /// Waits until `condition` holds for the items (true) or `timeout` passes (false).
-    func wait(timeout: Double = 5, until condition: ([T]) -> Bool) -> Bool {
+    func wait(timeout: Double = observationTimeout, until condition: ([T]) -> Bool) -> Bool {
         waitUntil(timeout: timeout) { condition(self.all) }
     }
 }
 
+/// How long a test waits for something that should happen before it says it did not.
+///
+/// Generous on purpose: `swift test` runs suites in parallel, and synchronous tests hold the
+/// threads of Swift's cooperative pool (two on a two-core machine) for as long as they run, so
+/// an observed stream's task can wait many seconds for a thread while the machine is busy —
+/// a CI run failed two stream tests at 5 s. The waits return as soon as their condition holds,
+/// so the bound costs nothing when the code works; nothing here waits for a timeout to pass.
+let observationTimeout: Double = 60
+
 /// Polls `condition` every millisecond until it holds (true) or `timeout` seconds pass.
-func waitUntil(timeout: Double = 5, _ condition: () -> Bool) -> Bool {
+func waitUntil(timeout: Double = observationTimeout, _ condition: () -> Bool) -> Bool {
     let end = Date().addingTimeInterval(timeout)
     while Date() < end {
         if condition() { return true }
@@ -29,7 +38,7 @@ func waitUntil(timeout: Double = 5, _ condition: () -> Bool) -> Bool {
 
 /// `waitUntil` for async tests: sleeps between polls instead of blocking a thread of the
 /// cooperative pool (which the observed stream's task may need).
-func waitUntilAsync(timeout: Double = 5, _ condition: () -> Bool) async -> Bool {
+func waitUntilAsync(timeout: Double = observationTimeout, _ condition: () -> Bool) async -> Bool {
     let end = Date().addingTimeInterval(timeout)
     while Date() < end {
         if condition() { return true }
@@ -40,7 +49,7 @@ func waitUntilAsync(timeout: Double = 5, _ condition: () -> Bool) async -> Bool 
 
 extension Recorder {
     /// `wait` for async tests.
-    func waitAsync(timeout: Double = 5, until condition: ([T]) -> Bool) async -> Bool {
+    func waitAsync(timeout: Double = observationTimeout, until condition: ([T]) -> Bool) async -> Bool {
         await waitUntilAsync(timeout: timeout) { condition(self.all) }
     }
 }
