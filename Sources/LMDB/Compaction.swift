@@ -223,23 +223,40 @@ extension Environment {
 
     /// Writes a compacted copy of the current snapshot to `temp` (replacing any leftover),
     /// rewrites its meta pages and fsyncs it. Returns the transaction ID it holds.
-    private func makeCompactCopy(at temp: String) throws -> UInt64 {
+    package func makeCompactCopy(at temp: String) throws -> UInt64 {
         unlink(temp)
         let fd = open(temp, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, options.fileMode)
         guard fd >= 0 else { throw LMDBError(code: errno) }
         defer { _ = closeFile(fd) }
-        // The snapshot is at least this recent; if it is more recent, the check before the
-        // swap sees a newer transaction than this one and the copy is made again.
-        var info = MDB_envinfo()
-        try check(mdb_env_info(env, &info))
-        let txnid = UInt64(info.me_last_txnid)
-        try check(mdb_env_copyfd2(env, fd, UInt32(MDB_CP_COMPACT)))
+        // The copy is labelled with the snapshot of a read transaction begun first and held
+        // while it is made: the copy's own snapshot is that one or newer, and newer means the
+        // check before the swap sees a later transaction than the label and copies again.
+        // Never with the meta pages (`mdb_env_info`): another process's commit writes its meta
+        // page before it publishes its transaction ID in the lock file, where snapshots start
+        // from, so in between the meta page names a transaction the copy would not hold.
+        let txnid = try withReadSnapshot { try copyCompacted(to: fd) }
         var stat = MDB_stat()
         try check(mdb_env_stat(env, &stat))
         try MetaPages.rewrite(fd: fd, pageSize: Int(stat.ms_psize), txnid: txnid)
         guard fsync(fd) == 0 else { throw LMDBError(code: errno) }
         try verifyCopy(at: temp, txnid: txnid)
         return txnid
+    }
+
+    /// Runs `body` while a read transaction is open, and returns that transaction's ID: the
+    /// transaction every snapshot begun during `body` is at least as recent as.
+    private func withReadSnapshot(_ body: () throws -> Void) throws -> UInt64 {
+        var txn: OpaquePointer?
+        try check(mdb_txn_begin(env, nil, UInt32(MDB_RDONLY), &txn))
+        defer { mdb_txn_abort(txn) }
+        let id = UInt64(mdb_txn_id(txn))
+        try body()
+        return id
+    }
+
+    /// LMDB's compacting copy of the environment (a snapshot of its own) into `fd`.
+    private func copyCompacted(to fd: Int32) throws {
+        try check(mdb_env_copyfd2(env, fd, UInt32(MDB_CP_COMPACT)))
     }
 
     /// Opens the copy on its own (read-only, no lock file) and checks that it holds
