@@ -287,7 +287,10 @@ import Darwin
 
     /// The ID of the last committed write transaction, by any process (`mdb_env_info`'s
     /// `me_last_txnid`). Reads the meta pages of the memory map, without a transaction: cheap
-    /// enough to poll, and it moves when another process commits to the same file.
+    /// enough to poll, and it moves when another process commits to the same file. It can
+    /// name a commit still being published (its meta page is written before its ID reaches
+    /// the lock file, where snapshots start), so it is a hint that something changed, never
+    /// the label of a snapshot: that is the snapshot's own `Transaction.id`.
     package var lastTransactionID: UInt64 {
         var info = MDB_envinfo()
         // lmdb.h: mdb_env_info may be called at any time on an open environment; the meta
