@@ -234,24 +234,27 @@ extension Environment {
         // Never with the meta pages (`mdb_env_info`): another process's commit writes its meta
         // page before it publishes its transaction ID in the lock file, where snapshots start
         // from, so in between the meta page names a transaction the copy would not hold.
-        let txnid = try withReadSnapshot { try copyCompacted(to: fd) }
+        let (txnid, tables) = try withReadSnapshot { txn in
+            try copyCompacted(to: fd)
+            var main = MDB_stat()
+            try check(mdb_stat(txn, 1, &main))
+            return main.ms_entries
+        }
         var stat = MDB_stat()
         try check(mdb_env_stat(env, &stat))
         try MetaPages.rewrite(fd: fd, pageSize: Int(stat.ms_psize), txnid: txnid)
         guard fsync(fd) == 0 else { throw LMDBError(code: errno) }
-        try verifyCopy(at: temp, txnid: txnid)
+        try verifyCopy(at: temp, txnid: txnid, tables: tables)
         return txnid
     }
 
-    /// Runs `body` while a read transaction is open, and returns that transaction's ID: the
-    /// transaction every snapshot begun during `body` is at least as recent as.
-    private func withReadSnapshot(_ body: () throws -> Void) throws -> UInt64 {
+    /// Runs `body` while a read transaction is open; returns that transaction's ID — every
+    /// snapshot begun during `body` is at least as recent — and what `body` returned.
+    private func withReadSnapshot<R>(_ body: (OpaquePointer) throws -> R) throws -> (UInt64, R) {
         var txn: OpaquePointer?
         try check(mdb_txn_begin(env, nil, UInt32(MDB_RDONLY), &txn))
         defer { mdb_txn_abort(txn) }
-        let id = UInt64(mdb_txn_id(txn))
-        try body()
-        return id
+        return (UInt64(mdb_txn_id(txn)), try body(txn!))
     }
 
     /// LMDB's compacting copy of the environment (a snapshot of its own) into `fd`.
@@ -260,8 +263,8 @@ extension Environment {
     }
 
     /// Opens the copy on its own (read-only, no lock file) and checks that it holds
-    /// transaction `txnid` with the same tables as the environment.
-    private func verifyCopy(at temp: String, txnid: UInt64) throws {
+    /// transaction `txnid` with the `tables` named tables of that snapshot.
+    private func verifyCopy(at temp: String, txnid: UInt64, tables: Int) throws {
         var raw: OpaquePointer?
         try check(mdb_env_create(&raw))
         defer { mdb_env_close(raw) }
@@ -272,13 +275,17 @@ extension Environment {
         try check(mdb_env_info(raw, &info))
         guard UInt64(info.me_last_txnid) == txnid else { throw LMDBError.corrupted }
         var copy = MDB_stat()
-        var original = MDB_stat()
         var txn: OpaquePointer?
         try check(mdb_txn_begin(raw, nil, UInt32(MDB_RDONLY), &txn))
         defer { mdb_txn_abort(txn) }
         try check(mdb_stat(txn, 1, &copy))
-        try check(mdb_env_stat(env, &original))
-        guard copy.ms_entries == original.ms_entries else { throw LMDBError.corrupted }
+        if copy.ms_entries == tables { return }
+        // A copy newer than its label (a commit came between the labelling snapshot and the
+        // copy's own) may hold other tables: the check before the swap sees that commit and
+        // copies again. Only a copy of the labelled snapshot itself is damaged if it differs.
+        var now = MDB_envinfo()
+        try check(mdb_env_info(env, &now))
+        guard UInt64(now.me_last_txnid) != txnid else { throw LMDBError.corrupted }
     }
 
     /// Puts the copy in place of the data file and reopens the environment on it. Runs with
