@@ -97,8 +97,7 @@ struct Catalog: Sendable {
                 guard type(of: index.kind).needsRebuild(fromFormat: format) else { indexes.append(index); continue }
                 try index.drop(txn: txn)
                 let fresh = try IndexStore.open(index.definition, collection: key, txn: txn)
-                try fresh.backfill(txn: txn, docs: store.documents)
-                if fresh.kind is any KeyedIndexKind { try IndexStatistics.refresh(fresh, txn: txn, meta: meta) }
+                try fresh.backfill(txn: txn, docs: store.documents, meta: meta)
                 indexes.append(fresh)
             }
             collections[key] = store.with(indexes: indexes)

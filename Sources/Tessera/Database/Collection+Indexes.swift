@@ -26,8 +26,7 @@ extension Collection {
                 indexes.remove(at: i)
             }
             let index = try IndexStore.open(definition, collection: key, txn: ctx.txn)
-            try index.backfill(txn: ctx.txn, docs: store.documents)
-            if index.kind is any KeyedIndexKind { try IndexStatistics.refresh(index, txn: ctx.txn, meta: database.metaTable) }
+            try index.backfill(txn: ctx.txn, docs: store.documents, meta: database.metaTable)
             defs.append(definition)
             indexes.append(index)
             ctx.replaceStore(store.with(indexes: indexes), definitions: defs)

@@ -105,8 +105,7 @@ struct IndexAdvisor {
                 let def = definition(c, name: "__advisor_trial_\(serial)")
                 guard (try? IndexStore.validate(def, collection: key)) != nil else { continue }
                 let index = try IndexStore.open(def, collection: key, txn: ctx.txn)
-                try index.backfill(txn: ctx.txn, docs: store.documents)
-                if index.kind is any KeyedIndexKind { try IndexStatistics.refresh(index, txn: ctx.txn, meta: database.metaTable) }
+                try index.backfill(txn: ctx.txn, docs: store.documents, meta: database.metaTable)
                 var trial = stores
                 trial[key] = store.with(indexes: store.indexes + [index])
                 let (rows, cost, used) = try evaluate(q, stores: trial, params: params, trial: index)
@@ -141,7 +140,7 @@ struct IndexAdvisor {
             let def = definition(c, name: name)
             guard (try? IndexStore.validate(def, collection: key)) != nil else { return [] }
             let index = try IndexStore.open(def, collection: key, txn: ctx.txn)
-            try index.backfill(txn: ctx.txn, docs: store.documents)
+            try index.backfill(txn: ctx.txn, docs: store.documents, meta: database.metaTable)
             catalog.collections[key] = store.with(indexes: store.indexes + [index])
             made.append((c, key, name, index))
         }

@@ -29,8 +29,9 @@ protocol IndexKind: AnyObject, Sendable {
     func update(_ index: IndexStore, txn: WriteTransaction, docID: String,
                 old: UnsafeRawBufferPointer?, new: UnsafeRawBufferPointer?) throws
 
-    /// Builds the (empty) index over every live document of `docs`.
-    func backfill(_ index: IndexStore, txn: WriteTransaction, docs: DocumentTables) throws
+    /// Builds the (empty) index over every live document of `docs`, and stores in `meta` what
+    /// the planner keeps about it (a keyed index's statistics).
+    func backfill(_ index: IndexStore, txn: WriteTransaction, docs: DocumentTables, meta: StorageTable) throws
 
     /// `performMaintenance(.optimize)`: brings the index's upkeep up to date (planner
     /// statistics, stale entries) without changing what it answers. Queued work of the

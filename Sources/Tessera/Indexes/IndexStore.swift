@@ -83,9 +83,9 @@ final class IndexStore: @unchecked Sendable {
         try kind.update(self, txn: txn, docID: docID, old: old, new: new)
     }
 
-    /// Builds the index over every live document.
-    func backfill(txn: WriteTransaction, docs: DocumentTables) throws {
-        try kind.backfill(self, txn: txn, docs: docs)
+    /// Builds the index over every live document (and its planner statistics, in `meta`).
+    func backfill(txn: WriteTransaction, docs: DocumentTables, meta: StorageTable) throws {
+        try kind.backfill(self, txn: txn, docs: docs, meta: meta)
     }
 
     /// Compares the stored entries with those recomputed from the documents.

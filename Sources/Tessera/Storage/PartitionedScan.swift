@@ -27,9 +27,10 @@ enum PartitionedScan {
     /// Pieces walked but not yet consumed, at most (bounds the memory parts hold).
     static let window = 8
 
-    /// Calls `visit` with each document's ID and whole record, piece by piece, and hands each
-    /// piece's part to `consume` in ID order: the parts, concatenated, are what one walk of the
-    /// table in ID order would have produced. Each part is made by `makePart` with the
+    /// Calls `visit` with each document-table entry (`WalkedRecord`: the ID, the record as
+    /// stored, the whole record on demand), piece by piece, and hands each piece's part to
+    /// `consume` in ID order: the parts, concatenated, are what one walk of the table in ID
+    /// order would have produced. Each part is made by `makePart` with the
     /// snapshot its thread reads (`txn` or a read snapshot of the same commit); `visit` runs on
     /// either thread, for different parts at once, and must touch nothing but its part.
     /// `consume` runs on the calling thread, between walks of its own.
@@ -40,13 +41,13 @@ enum PartitionedScan {
     static func run<Part>(_ docs: DocumentTables, txn: WriteTransaction,
                           minimumDocuments: Int = minimumDocuments, pieces: Int? = nil,
                           makePart: @escaping (Snapshot) -> Part,
-                          visit: @escaping (inout Part, UnsafeRawBufferPointer, UnsafeRawBufferPointer) throws -> Void,
+                          visit: @escaping (inout Part, WalkedRecord) throws -> Void,
                           consume: (Part) throws -> Void) throws {
         try txn.writeOutHeld(docs.records)
         try txn.writeOutHeld(docs.tails)
         guard let liveIDs = docs.liveIDs, try txn.count(docs.records) >= minimumDocuments else {
             var part = makePart(txn)
-            try docs.forEach(txn) { k, v in try visit(&part, k, v); return true }
+            try docs.forEachStored(txn) { r in try visit(&part, r); return true }
             try consume(part)
             return
         }
@@ -56,7 +57,7 @@ enum PartitionedScan {
         // Walks piece `i` into a part.
         let walk = { (i: Int, snapshot: Snapshot) throws -> Part in
             var part = makePart(snapshot)
-            try docs.forEach(snapshot, from: ranges[i].lower, to: ranges[i].upper) { k, v in try visit(&part, k, v); return true }
+            try docs.forEachStored(snapshot, from: ranges[i].lower, to: ranges[i].upper) { r in try visit(&part, r); return true }
             return part
         }
         // The writer reads alone a table it has changed (and on one core, or when no reader

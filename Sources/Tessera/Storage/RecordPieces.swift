@@ -22,7 +22,10 @@ import LMDB
 // the reader's. A query binds a split document's head alone and reads the tail only when
 // an expression needs bytes past the head (`ExecContext.completeBody`): a field found whole
 // in the head is the field (the head is a prefix of the record, and every read of the
-// binary format is bounds-checked, so a read that would cross the end fails instead).
+// binary format is bounds-checked, so a read that would cross the end fails instead). An
+// index back-fill likewise reads a head alone when the values it indexes are whole in it
+// (`WalkedRecord`, `KeyedIndexKind.entriesAreWhole`): it then neither touches the `tail:`
+// table's pages nor copies the record.
 // The revision digest and the body format do not change: a split record assembles to the
 // bytes it would have had in one piece.
 //
@@ -272,13 +275,53 @@ extension DocumentTables {
     /// `forEach` over the IDs `lower ..< upper` (nil bounds are open).
     func forEach(_ txn: Snapshot, from lower: [UInt8]?, to upper: [UInt8]?,
                  _ body: (UnsafeRawBufferPointer, UnsafeRawBufferPointer) throws -> Bool) throws {
+        try forEachStored(txn, from: lower, to: upper) { r in try body(r.id, try r.whole()) }
+    }
+
+    /// Calls `body` with each entry of the document table as stored, in ID order, until it
+    /// returns false: a walk that reads a record's second piece only when `body` asks for the
+    /// whole record (`WalkedRecord.whole()`).
+    func forEachStored(_ txn: Snapshot, from lower: [UInt8]? = nil, to upper: [UInt8]? = nil,
+                       _ body: (WalkedRecord) throws -> Bool) throws {
         let buffer = RecordBuffer()
         try txn.withCursor(records) { c in
             try txn.withCursor(tails) { tc in
                 var follower = TailFollower(tc.borrowed)
-                try c.forEach(from: lower, to: upper) { k, stored in try body(k, try follower.whole(stored, id: k, buffer: buffer)) }
+                try withUnsafeMutablePointer(to: &follower) { f in
+                    try c.forEach(from: lower, to: upper) { k, stored in
+                        try body(WalkedRecord(id: k, stored: stored, follower: f, buffer: buffer))
+                    }
+                }
             }
         }
+    }
+}
+
+/// A document-table entry met by a walk (`DocumentTables.forEachStored`): the document's ID,
+/// its record as stored (whole, or the head of a record in two pieces) and, on demand, the
+/// whole record. Valid only during the call it is passed to.
+///
+/// A reader that needs only values whole in a head (`BinaryValue.isWholeScalar`: the head is
+/// a prefix of the record and every read is bounds-checked) reads the head alone: an index
+/// back-fill then touches neither the pages of the `tail:` table nor copies the record.
+struct WalkedRecord {
+    /// The document ID (the entry's key).
+    let id: UnsafeRawBufferPointer
+    /// The entry's value: a whole record, or a head with `DocumentRecord.continuedFlag` set.
+    let stored: UnsafeRawBufferPointer
+    fileprivate let follower: UnsafeMutablePointer<TailFollower>
+    fileprivate let buffer: RecordBuffer
+
+    /// True when `stored` is the head of a record in two pieces.
+    @inline(__always)
+    var isContinued: Bool { DocumentRecord.isContinued(stored) }
+
+    /// The whole record: `stored` itself, or both pieces assembled in the walk's buffer (valid
+    /// until the next entry).
+    /// - Throws: `.corrupt` when the second piece is missing.
+    @inline(__always)
+    func whole() throws -> UnsafeRawBufferPointer {
+        try follower.pointee.whole(stored, id: id, buffer: buffer)
     }
 }
 

@@ -71,8 +71,8 @@ struct PartitionedScanTests {
             try db.write { ctx in
                 try PartitionedScan.run(store.documents, txn: ctx.txn, minimumDocuments: 1, pieces: pieces) { _ in
                     [(String, [UInt8])]()
-                } visit: { part, k, v in
-                    part.append((String(decoding: k, as: UTF8.self), Array(v)))
+                } visit: { part, r in
+                    part.append((String(decoding: r.id, as: UTF8.self), Array(try r.whole())))
                 } consume: { parts.append($0) }
             }
             #expect(parts.count == pieces, "\(shape), \(pieces) pieces")
@@ -96,8 +96,8 @@ struct PartitionedScanTests {
             try db.write { ctx in
                 try PartitionedScan.run(store.documents, txn: ctx.txn, minimumDocuments: 1) { snapshot in
                     (ids: [String](), writer: snapshot === ctx.txn)
-                } visit: { part, k, v in
-                    if DocumentRecord.header(v)?.deleted == false { part.ids.append(String(decoding: k, as: UTF8.self)) }
+                } visit: { part, r in
+                    if DocumentRecord.header(r.stored)?.deleted == false { part.ids.append(String(decoding: r.id, as: UTF8.self)) }
                 } consume: { part in
                     #expect(part.writer)
                     seen.append(part.ids)

@@ -33,6 +33,19 @@ struct RecordPiecesTests {
         return try db.read { try $0.get(s.docs, key: id)?.count }
     }
 
+    /// Two empty databases, one storing records over `limit` bytes in two pieces (nil: over
+    /// what fits a leaf node) and one with the default limit, to compare.
+    static func splitAndPlain(limit: Int?) throws -> (split: Database, plain: Database) {
+        var config = DatabaseConfiguration()
+        config.largestInlineRecord = limit
+        return (try Database.temporary(configuration: config), try Database.temporary())
+    }
+
+    /// Each query's rows from both databases (expected equal).
+    static func bothRows(_ split: Database, _ plain: Database, _ sql: String) throws -> (split: [Value], plain: [Value]) {
+        (try split.createQuery(sql).execute().allResults().map(\.object), try plain.createQuery(sql).execute().allResults().map(\.object))
+    }
+
     @Test("Documents over half a page come back whole, from every way of reading them")
     func largeDocumentsRoundTrip() throws {
         let db = try Database.temporary()
@@ -174,10 +187,7 @@ struct RecordPiecesTests {
 
     @Test("Rows kept beyond their own keep their assembled bodies", arguments: [nil, 64] as [Int?])
     func keptRows(limit: Int?) throws {
-        var config = DatabaseConfiguration()
-        config.largestInlineRecord = limit
-        let split = try Database.temporary(configuration: config)
-        let plain = try Database.temporary()
+        let (split, plain) = try Self.splitAndPlain(limit: limit)
         defer { try? split.close(); try? plain.close() }
         for db in [split, plain] {
             let c = try db.createCollection(name: "c")
@@ -193,8 +203,7 @@ struct RecordPiecesTests {
         for sql in ["SELECT city, n, length(text) AS l, count(*) AS k FROM c GROUP BY city ORDER BY city",
                     "SELECT n, length(text) AS l FROM c WHERE name > 'a' ORDER BY name LIMIT 40",
                     "SELECT n, text FROM c WHERE name > 'a' ORDER BY name DESC"] {
-            let a = try split.createQuery(sql).execute().allResults().map(\.object)
-            let b = try plain.createQuery(sql).execute().allResults().map(\.object)
+            let (a, b) = try Self.bothRows(split, plain, sql)
             #expect(a == b, "\(sql)")
             #expect(!a.isEmpty)
         }
@@ -202,10 +211,7 @@ struct RecordPiecesTests {
 
     @Test("A query reads from a head alone only values that are whole in it", arguments: [40, 64, 90, 130, 200, 400])
     func headsAlone(limit: Int) throws {
-        var config = DatabaseConfiguration()
-        config.largestInlineRecord = limit
-        let split = try Database.temporary(configuration: config)
-        let plain = try Database.temporary()
+        let (split, plain) = try Self.splitAndPlain(limit: limit)
         defer { try? split.close(); try? plain.close() }
         for db in [split, plain] {
             let c = try db.createCollection(name: "c")
@@ -235,8 +241,7 @@ struct RecordPiecesTests {
                     "SELECT meta().id AS id, t FROM c UNNEST tags AS t WHERE t > 10 ORDER BY meta().id, t",
                     "SELECT o.p AS p, length(zz) AS l, bb IS MISSING AS gone FROM c ORDER BY meta().id",
                     "SELECT c.* FROM c WHERE s7 IS VALUED ORDER BY meta().id"] {
-            let a = try split.createQuery(sql).execute().allResults().map(\.object)
-            let b = try plain.createQuery(sql).execute().allResults().map(\.object)
+            let (a, b) = try Self.bothRows(split, plain, sql)
             #expect(a == b, "limit \(limit): \(sql)")
         }
         #expect(try split.performMaintenance(.integrityCheck).isOK)
@@ -270,6 +275,93 @@ struct RecordPiecesTests {
         #expect(try db.createQuery("SELECT type, count(*) AS k FROM c GROUP BY type").execute().allResults().count == 2)
         #expect(throws: DatabaseError.self) { _ = try db.createQuery("SELECT length(about) AS l FROM c").execute().allResults() }
         #expect(throws: DatabaseError.self) { _ = try db.createQuery("SELECT * FROM c WHERE n = 3").execute().allResults() }
+    }
+
+    @Test("An index back-fill reads a second piece only when the index needs what is in it")
+    func backfillFromTheHead() throws {
+        let db = try Database.temporary()
+        defer { try? db.close() }
+        let c = try db.createCollection(name: "c")
+        let long = String(repeating: "amber birch ", count: 400)
+        for i in 0..<20 {
+            try c.save(id: "p\(i)", json: #"{"about":"\#(long)","tags":["t\#(i % 3)","u"],"n":\#(i),"type":"\#(i % 2 == 0 ? "hotel" : "inn")"}"#)
+        }
+        #expect(try Self.tails(db, c) == 20)
+        // Without the second pieces, indexes on values whole in the heads are still built
+        // (the back-fill reads the heads alone).
+        let s = try Self.store(c)
+        let keys = (0..<20).map { Array("p\($0)".utf8) }
+        let tails = try db.read { txn in try keys.map { Array(try #require(try txn.get(s.tails, key: $0))) } }
+        try db.write { ctx in for k in keys { _ = try ctx.txn.delete(s.tails, key: k) } }
+        try c.createIndex(withName: "byType", config: ValueIndexConfiguration(["type", "n"]))
+        try c.createIndex(withName: "tags", config: ArrayIndexConfiguration(path: "tags"))
+        try c.createIndex(withName: "typeText", config: FullTextIndexConfiguration(["type"]))
+        // An index on the value cut off at the heads' end needs the second pieces: their loss
+        // is reported, and nothing of the index is left behind.
+        for config in [ValueIndexConfiguration(["about"]), FullTextIndexConfiguration(["about"])] as [any IndexConfiguration] {
+            do {
+                try c.createIndex(withName: "about", config: config)
+                Issue.record("an index on `about` was built without the second pieces")
+            } catch let e as DatabaseError {
+                #expect(e.code == .corrupt && e.message.contains("second piece"), "\(e)")
+            }
+            #expect(try !c.indexes().contains("about"))
+        }
+        // With the pieces back, the indexes built from the heads are what the documents give.
+        try db.write { ctx in for (k, t) in zip(keys, tails) { try ctx.txn.put(s.tails, key: k, value: t) } }
+        let report = try db.performMaintenance(.integrityCheck)
+        #expect(report.isOK, "\(report)")
+        let byType = try db.createQuery("SELECT meta().id AS id FROM c WHERE type = 'inn' AND n < 6 ORDER BY n")
+        #expect(try byType.explainPlan().indexesUsed == ["byType"])
+        #expect(try byType.execute().allResults().map { $0.string(forKey: "id") } == ["p1", "p3", "p5"])
+        let tagged = try db.createQuery("SELECT meta().id AS id FROM c UNNEST tags AS t WHERE t = 't1' ORDER BY n")
+        #expect(try tagged.explainPlan().indexesUsed == ["tags"])
+        #expect(try tagged.execute().allResults().map { $0.string(forKey: "id") } == ["p1", "p4", "p7", "p10", "p13", "p16", "p19"])
+        let hotels = try db.createQuery("SELECT count(*) AS k FROM c WHERE match(typeText, 'hotel')")
+        #expect(try hotels.execute().allResults().first?.int(forKey: "k") == 10)
+    }
+
+    @Test("Indexes built from heads equal those built from whole records", arguments: [40, 64, 90, 130, 200, 400])
+    func backfillsFromHeadsAreComplete(limit: Int) throws {
+        let (split, plain) = try Self.splitAndPlain(limit: limit)
+        defer { try? split.close(); try? plain.close() }
+        for db in [split, plain] {
+            let c = try db.createCollection(name: "c")
+            var r = SplitMix64(seed: UInt64(limit) &+ 17) // the same documents in both
+            for i in 0..<120 {
+                // Scalars, arrays and objects of every length, so that heads end inside each.
+                var d: [String: Value] = [:]
+                for k in 0..<(2 + r.int(8)) {
+                    let key = ["a", "city", "n", "tags", "o", "text", "s\(k)"][r.int(7)]
+                    switch r.int(6) {
+                    case 0: d[key] = .int(Int64(r.int(1_000)) - 500)
+                    case 1: d[key] = .string(["Oslo", "Rome", "Bern"][r.int(3)] + String(repeating: "é", count: r.int(40)))
+                    case 2: d[key] = .array((0..<r.int(6)).map { .string("w\(($0 * i) % 5)") })
+                    case 3: d[key] = .object(["p": .string("v\(i % 4)"), "q": .array([.bool(true), .null])])
+                    case 4: d[key] = .string((0..<(1 + r.int(30))).map { ["amber", "birch", "cedar", "dune"][($0 + i) % 4] }.joined(separator: " "))
+                    default: d[key] = r.chance(0.5) ? .null : .double(Double(r.int(100)) / 8)
+                    }
+                }
+                try c.save(id: "d\(i)", properties: d)
+            }
+            try c.createIndex(withName: "city", config: ValueIndexConfiguration(["city", "n"]))
+            try c.createIndex(withName: "a", config: ValueIndexConfiguration(["a"]))
+            try c.createIndex(withName: "op", config: ValueIndexConfiguration(["o.p", "o"]))
+            try c.createIndex(withName: "tags", config: ArrayIndexConfiguration(path: "tags"))
+            try c.createIndex(withName: "text", config: FullTextIndexConfiguration(["text", "city"]))
+        }
+        // The integrity check recomputes every entry from whole records.
+        let report = try split.performMaintenance(.integrityCheck)
+        #expect(report.isOK, "limit \(limit): \(report)")
+        for sql in ["SELECT meta().id AS id, city, n FROM c WHERE city >= 'B' ORDER BY city, n, meta().id",
+                    "SELECT meta().id AS id, a FROM c WHERE a IS NOT MISSING ORDER BY a, meta().id",
+                    "SELECT meta().id AS id FROM c WHERE o.p = 'v1' ORDER BY meta().id",
+                    "SELECT meta().id AS id, t FROM c UNNEST tags AS t WHERE t = 'w2' ORDER BY meta().id",
+                    "SELECT meta().id AS id FROM c WHERE match(text, 'cedar OR oslo') ORDER BY meta().id"] {
+            let (a, b) = try Self.bothRows(split, plain, sql)
+            #expect(a == b, "limit \(limit): \(sql)")
+            #expect(try !split.createQuery(sql).explainPlan().indexesUsed.isEmpty, "limit \(limit): \(sql)")
+        }
     }
 
     @Test("A missing or stray second piece is damage the integrity check names")

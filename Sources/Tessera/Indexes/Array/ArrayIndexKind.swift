@@ -73,6 +73,12 @@ final class ArrayIndexKind: ElementIndexKind {
         index.whereClause == nil && head.lookup(levels[0])?.decode() != nil
     }
 
+    /// `appendEntries` reads the outermost array and nothing else (the expressions read the
+    /// elements).
+    func entriesAreWhole(_ index: IndexStore, in head: BinaryValue) -> Bool {
+        elementsAreWhole(index, in: head)
+    }
+
     /// The innermost elements of a document (none if it is outside the index).
     private func documentElements(_ index: IndexStore, body: UnsafeRawBufferPointer, context ctx: ExecContext) -> [Value] {
         guard index.bind(ctx, body: body), let root = ctx.slots[0].body else { return [] }

@@ -275,7 +275,7 @@ final class FullTextIndexKind: IndexKind, @unchecked Sendable {
 
     /// Builds the index over every live document: documents are numbered in ID order, each
     /// term's postings are collected in number order, and blocks are appended in key order.
-    func backfill(_ store: IndexStore, txn: WriteTransaction, docs: DocumentTables) throws {
+    func backfill(_ store: IndexStore, txn: WriteTransaction, docs: DocumentTables, meta: StorageTable) throws {
         try DatabaseError.checkingFullText(index: definition.name) { try backfillUnchecked(store, txn: txn, docs: docs) }
     }
 
@@ -300,9 +300,16 @@ final class FullTextIndexKind: IndexKind, @unchecked Sendable {
             // (`PartitionedScan`), and their entries added here in ID order.
             try PartitionedScan.run(docs, txn: txn) { _ in
                 TokenizedDocuments()
-            } visit: { part, k, v in
-                guard let h = DocumentRecord.header(v), !h.deleted, let root = BinaryValue.root(DocumentRecord.body(v)) else { return }
-                part.add(id: k, columns: paths.map { $0.lookup(in: root) }, tokenizer: self.tokenizer)
+            } visit: { part, r in
+                guard let h = DocumentRecord.header(r.stored), !h.deleted else { return }
+                var columns = BinaryValue.root(DocumentRecord.body(r.stored)).map { root in paths.map { $0.lookup(in: root) } }
+                // The head of a record in two pieces serves when every column is a string (or
+                // other scalar) whole in it; else the whole record is read.
+                if r.isContinued && columns?.allSatisfy({ $0?.isWholeScalar == true }) != true {
+                    columns = BinaryValue.root(DocumentRecord.body(try r.whole())).map { root in paths.map { $0.lookup(in: root) } }
+                }
+                guard let columns else { return }
+                part.add(id: r.id, columns: columns, tokenizer: self.tokenizer)
             } consume: { part in
                 part.forEachDocument { id, tokenCount in
                     defer { counted(tokens: tokenCount) }

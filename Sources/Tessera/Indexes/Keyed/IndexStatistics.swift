@@ -37,23 +37,44 @@ struct IndexStatistics: Equatable, Sendable {
     /// previous key's in place (equal values encode to equal bytes, IndexKey.swift), with no
     /// decoding and no allocation per entry.
     static func compute(_ index: IndexStore, snapshot: Snapshot) throws -> IndexStatistics {
-        let total = try snapshot.count(index.table)
-        let columns = max(1, index.expressions.count)
-        let step = max(1, (total + maxSamples - 1) / maxSamples)
-        var tally = DistinctTally(columns: columns)
-        var samples: [[UInt8]] = []
-        var position = 0
+        var builder = Builder(entries: try snapshot.count(index.table), columns: index.expressions.count)
         try snapshot.withCursor(index.table) { c in
             try c.forEach { key, _ in
-                guard let (tupleCount, _) = IndexKey.layout(key) else { return true }
-                let tuple = UnsafeRawBufferPointer(rebasing: key[0..<tupleCount])
-                tally.add(tuple)
-                if position % step == 0 && samples.count < maxSamples { samples.append(Array(tuple.prefix(maxSampleBytes))) }
-                position += 1
+                builder.add(key: key)
                 return true
             }
         }
-        return IndexStatistics(entries: position, distinct: tally.distinct, samples: samples)
+        return builder.statistics
+    }
+
+    /// Statistics taken from keys fed in key order: every key of an index (`compute`), or the
+    /// keys a back-fill appends, before they are written.
+    struct Builder {
+        private let step: Int
+        private var tally: DistinctTally
+        private var samples: [[UInt8]] = []
+        private var position = 0
+
+        /// A builder for `entries` keys of an index on `columns` expressions.
+        init(entries: Int, columns: Int) {
+            step = max(1, (entries + maxSamples - 1) / maxSamples)
+            tally = DistinctTally(columns: max(1, columns))
+        }
+
+        /// Adds the next key (an `IndexKey`; keys that do not parse are skipped).
+        @inline(__always)
+        mutating func add(key: UnsafeRawBufferPointer) {
+            guard let (tupleCount, _) = IndexKey.layout(key) else { return }
+            let tuple = UnsafeRawBufferPointer(rebasing: key[0..<tupleCount])
+            tally.add(tuple)
+            if position % step == 0 && samples.count < maxSamples { samples.append(Array(tuple.prefix(maxSampleBytes))) }
+            position += 1
+        }
+
+        /// The statistics of the keys added.
+        var statistics: IndexStatistics {
+            IndexStatistics(entries: position, distinct: tally.distinct, samples: samples)
+        }
     }
 
     /// Counts the distinct leading-column prefixes of tuples fed in key order.
@@ -172,10 +193,14 @@ struct IndexStatistics: Equatable, Sendable {
         return s
     }
 
-    /// Computes and stores the statistics of `index` (after a build or back-fill).
+    /// Computes and stores the statistics of `index`.
     static func refresh(_ index: IndexStore, txn: WriteTransaction, meta: StorageTable) throws {
-        let s = try compute(index, snapshot: txn)
-        try txn.put(meta, key: key(index), value: s.encoded())
+        try compute(index, snapshot: txn).store(index, txn: txn, meta: meta)
+    }
+
+    /// Stores these statistics as those of `index`.
+    func store(_ index: IndexStore, txn: WriteTransaction, meta: StorageTable) throws {
+        try txn.put(meta, key: Self.key(index), value: encoded())
     }
 
     /// Recomputes the statistics of `index` when none are stored or its entry count moved by

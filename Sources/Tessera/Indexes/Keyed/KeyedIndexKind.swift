@@ -23,6 +23,11 @@ protocol KeyedIndexKind: IndexKind {
     /// context the first time one is needed.
     func appendEntries(_ index: IndexStore, docID: UnsafeRawBufferPointer, body: UnsafeRawBufferPointer,
                        evaluation: inout KeyedEvaluation, into arena: inout KeyArena)
+
+    /// True when `appendEntries` reads nothing of a document but what is whole in `head`, the
+    /// body of the first piece of a record in two pieces (`RecordPieces.swift`): a back-fill
+    /// then reads the head alone.
+    func entriesAreWhole(_ index: IndexStore, in head: BinaryValue) -> Bool
 }
 
 /// A keyed kind whose entries stand for elements of documents' arrays (array indexes): an
@@ -125,23 +130,32 @@ extension KeyedIndexKind {
 
     /// Appends one document's keys (a document-table entry) to `arena`; a damaged ID throws
     /// when `damagedID` is true and is skipped otherwise (the document check reports it).
+    /// A record in two pieces is read from its head alone when the entries are whole in it
+    /// and `headAlone` allows.
     @inline(__always)
-    private func appendDocument(_ index: IndexStore, key k: UnsafeRawBufferPointer, record v: UnsafeRawBufferPointer,
-                                damagedID: Bool, evaluation: inout KeyedEvaluation, into arena: inout KeyArena) throws {
-        guard let h = DocumentRecord.header(v), !h.deleted else { return }
+    private func appendDocument(_ index: IndexStore, record r: WalkedRecord, damagedID: Bool, headAlone: Bool,
+                                evaluation: inout KeyedEvaluation, into arena: inout KeyArena) throws {
+        guard let h = DocumentRecord.header(r.stored), !h.deleted else { return }
+        let k = r.id
         guard k.count <= IndexKey.maxDocIDBytes else {
             if !damagedID { return }
             throw DatabaseError(.corrupt, "cannot index '\(index.collection)': a document ID of \(k.count) bytes is damaged")
         }
-        appendEntries(index, docID: k, body: DocumentRecord.body(v), evaluation: &evaluation, into: &arena)
+        var body = DocumentRecord.body(r.stored)
+        if r.isContinued {
+            let whole = headAlone && BinaryValue.root(body).map { entriesAreWhole(index, in: $0) } == true
+            if !whole { body = DocumentRecord.body(try r.whole()) }
+        }
+        appendEntries(index, docID: k, body: body, evaluation: &evaluation, into: &arena)
     }
 
-    /// Every document's keys into one buffer, in the documents table's order.
+    /// Every document's keys into one buffer, in the documents table's order, each computed
+    /// from the whole record (the integrity check's reference).
     private func allEntries(_ index: IndexStore, snapshot: Snapshot, docs: DocumentTables, damagedID: Bool) throws -> KeyArena {
         var arena = KeyArena(reservingBytes: 1 << 20)
         var evaluation = KeyedEvaluation(index: index, snapshot: snapshot)
-        try docs.forEach(snapshot) { k, v in
-            try appendDocument(index, key: k, record: v, damagedID: damagedID, evaluation: &evaluation, into: &arena)
+        try docs.forEachStored(snapshot) { r in
+            try appendDocument(index, record: r, damagedID: damagedID, headAlone: false, evaluation: &evaluation, into: &arena)
             return true
         }
         return arena
@@ -154,27 +168,32 @@ extension KeyedIndexKind {
         var arena = KeyArena(reservingBytes: 1 << 20)
         try PartitionedScan.run(docs, txn: txn, minimumDocuments: minimumDocuments) { snapshot in
             (arena: KeyArena(reservingBytes: 64 << 10), evaluation: KeyedEvaluation(index: index, snapshot: snapshot))
-        } visit: { part, k, v in
-            try self.appendDocument(index, key: k, record: v, damagedID: true, evaluation: &part.evaluation, into: &part.arena)
+        } visit: { part, r in
+            try self.appendDocument(index, record: r, damagedID: true, headAlone: true, evaluation: &part.evaluation, into: &part.arena)
         } consume: { part in
             if arena.count == 0 { arena = part.arena } else { arena.append(contentsOf: part.arena) }
         }
         return arena
     }
 
-    /// Collects every entry, sorts them and appends them in key order.
-    func backfill(_ index: IndexStore, txn: WriteTransaction, docs: DocumentTables) throws {
+    /// Collects every entry, sorts them and appends them in key order; the planner statistics
+    /// are taken from the sorted keys on the way (no second walk of the index).
+    func backfill(_ index: IndexStore, txn: WriteTransaction, docs: DocumentTables, meta: StorageTable) throws {
         let arena = try allEntries(index, txn: txn, docs: docs)
         // allEntries reads the document table in ID order.
         let sorted = arena.sortedEntriesAppendedInIDOrder()
+        var statistics = IndexStatistics.Builder(entries: sorted.count, columns: index.expressions.count)
         try arena.withKeys { key in
             var batch = StorageAppendBatch()
             for e in sorted {
-                Self.withEntryValue(e) { value in batch.add(key: key(e.key), value: value) }
+                let k = key(e.key)
+                statistics.add(key: k)
+                Self.withEntryValue(e) { value in batch.add(key: k, value: value) }
                 if batch.isFull { try txn.append(&batch, to: index.table) }
             }
             try txn.append(&batch, to: index.table)
         }
+        try statistics.statistics.store(index, txn: txn, meta: meta)
     }
 
     func check(_ index: IndexStore, snapshot: Snapshot, docs: DocumentTables, entries count: inout Int) throws -> [String] {

@@ -42,6 +42,14 @@ final class ValueIndexKind: KeyedIndexKind {
         arena.finishKey(docID: docID)
     }
 
+    /// Plain paths without a `where`, each a scalar whole in the head (`appendEntries` reads
+    /// them in place and nothing else).
+    func entriesAreWhole(_ index: IndexStore, in head: BinaryValue) -> Bool {
+        guard index.whereClause == nil, let paths = index.plainPaths else { return false }
+        for p in paths where p.lookup(in: head)?.isWholeScalar != true { return false }
+        return true
+    }
+
     /// MIN/MAX of the leading expression of a full (not partial) index: its first entry after
     /// the NULLs, or its last entry.
     func answersExtreme(_ index: IndexStore, of expression: BoundExpr) -> Bool {
