@@ -42,9 +42,11 @@ let package = Package(
         // LMDB calls that return an error instead of dying when a damaged page makes LMDB
         // fault (SIGSEGV, SIGBUS) or fail an assertion (Sources/CLMDBGuard/include/CLMDBGuard.h).
         .target(name: "CLMDBGuard", dependencies: ["CLMDB"]),
+        // POSIX calls the Glibc module leaves out (naming a thread).
+        .target(name: "CSupport"),
         // An engine internal (its API is `package`): not a product.
         .target(name: "LMDB", dependencies: ["CLMDB", "CLMDBGuard"]),
-        .target(name: "Tessera", dependencies: ["LMDB", "CStemmer", "CICU"]),
+        .target(name: "Tessera", dependencies: ["LMDB", "CStemmer", "CICU", "CSupport"]),
         // Runs conformance fixtures (../shared/conformance/FORMAT.md) on temporary databases.
         .target(name: "TesseraConformance", dependencies: ["Tessera"]),
         .executableTarget(name: "tessera", dependencies: ["Tessera", "TesseraConformance"]),

@@ -105,6 +105,20 @@ struct ArchitectureTests {
         }
     }
 
+    @Test("the engine uses FoundationEssentials, never all of Foundation (where FoundationEssentials exists)")
+    func noFoundation() {
+        // Foundation brings its own libraries and ICU copy into every process that links
+        // Tessera; threads and locks are POSIX (`Support/WorkerThread.swift`).
+        let files = Self.swiftFiles(under: Self.sourceRoot)
+        for f in files {
+            let lines = Self.read(f).split(separator: "\n").map { $0.trimmingCharacters() }
+            for (i, line) in lines.enumerated() where line == "import Foundation" {
+                #expect(i >= 3 && lines[i - 1] == "#else" && lines[i - 3] == "#if canImport(FoundationEssentials)",
+                        "\(f):\(i + 1) imports Foundation outside `#if canImport(FoundationEssentials) … #else`")
+            }
+        }
+    }
+
     @Test("no folder uses a type declared in a folder above it")
     func layersPointDown() {
         let root = Self.sourceRoot

@@ -1,4 +1,9 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
+import Dispatch
 
 // A collection's documents walked on both cores, for work that reads every document and
 // writes none while it reads (an index back-fill, which writes only its index's tables).
@@ -114,7 +119,7 @@ enum PartitionedScan {
 /// first error. A thread takes a piece only within `window` pieces of the next to consume.
 private final class ScanPieces<Part>: @unchecked Sendable {
     // @unchecked Sendable: every field is read and written under `condition`'s lock.
-    private let condition = NSCondition()
+    private let condition = ThreadCondition()
     private var parts: [Part?]
     private var walked: [Bool]
     private var nextToTake = 0

@@ -1,5 +1,4 @@
 import Dispatch
-import Foundation
 
 // A large transaction's full-text tokenizing on a second core. Tokenizing is about a third
 // of a bulk load into a collection with a full-text index and needs nothing from the write
