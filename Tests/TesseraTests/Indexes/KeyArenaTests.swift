@@ -12,6 +12,30 @@ struct KeyArenaTests {
         return bytes.withUnsafeBytes { raw in body(BinaryValue.root(raw)!.member("v")!) }
     }
 
+    @Test("a path looked up with a position hint finds what a search finds, in documents of changing shapes (seeded)")
+    func hintedLookupsEqualSearches() {
+        var r = KeyTestRNG(seed: 0x41A7)
+        let names = ["a", "b", "city", "d", "n", "name", "o", "tags", "zz"]
+        let paths = [[PathComponent.key("city")], [.key("n")], [.key("o"), .key("p")], [.key("tags"), .index(1)], [.key("zz")], [.key("q")]]
+            .map { CompiledPath($0) }
+        var hints = [Int](repeating: Int.max, count: paths.count)
+        for round in 0..<2_000 {
+            // Runs of documents of one shape, then another: the hints go stale and recover.
+            var d: [String: Value] = [:]
+            let shape = round / 50
+            for (i, name) in names.enumerated() where (shape >> i) & 1 == 0 || r.chance(10) {
+                d[name] = name == "o" ? .object(["p": .int(Int64(round))]) : name == "tags" ? .array([.int(1), .int(Int64(round))]) : .string("\(name)\(round)")
+            }
+            let bytes = BinaryEncoder.encode(.object(d))
+            bytes.withUnsafeBytes { raw in
+                let root = BinaryValue.root(raw)!
+                for (i, p) in paths.enumerated() {
+                    #expect(p.lookup(in: root, hint: &hints[i])?.toValue() == p.lookup(in: root)?.toValue(), "round \(round), path \(p.components)")
+                }
+            }
+        }
+    }
+
     @Test func inPlaceEncodingIsTheDecodedValuesEncoding() {
         var r = KeyTestRNG(seed: 71)
         for _ in 0..<3_000 {

@@ -40,7 +40,7 @@ final class ArrayIndexKind: ElementIndexKind {
         if levels.count == 1 && index.expressions.isEmpty {
             // One level of scalars or values (`likes`): each element encoded in place. An
             // unreadable array is MISSING, as its decoding would be: no entries.
-            guard let root = BinaryValue.root(body), let array = levelPath.lookup(in: root),
+            guard let root = BinaryValue.root(body), let array = evaluation.lookup(levelPath, hint: 0, in: root),
                   array.kind == .array, array.isValid else { return }
             for e in array.elements {
                 arena.appendComponent(binary: e)
@@ -75,7 +75,7 @@ final class ArrayIndexKind: ElementIndexKind {
 
     /// `appendEntries` reads the outermost array and nothing else (the expressions read the
     /// elements).
-    func entriesAreWhole(_ index: IndexStore, in head: BinaryValue) -> Bool {
+    func entriesAreWhole(_ index: IndexStore, in head: BinaryValue, evaluation: inout KeyedEvaluation) -> Bool {
         elementsAreWhole(index, in: head)
     }
 

@@ -54,6 +54,8 @@ struct IndexStatistics: Equatable, Sendable {
         private var tally: DistinctTally
         private var samples: [[UInt8]] = []
         private var position = 0
+        /// Keys to add before the next sample.
+        private var untilSample = 0
 
         /// A builder for `entries` keys of an index on `columns` expressions.
         init(entries: Int, columns: Int) {
@@ -67,7 +69,11 @@ struct IndexStatistics: Equatable, Sendable {
             guard let (tupleCount, _) = IndexKey.layout(key) else { return }
             let tuple = UnsafeRawBufferPointer(rebasing: key[0..<tupleCount])
             tally.add(tuple)
-            if position % step == 0 && samples.count < maxSamples { samples.append(Array(tuple.prefix(maxSampleBytes))) }
+            if untilSample == 0 {
+                if samples.count < maxSamples { samples.append(Array(tuple.prefix(maxSampleBytes))) }
+                untilSample = step
+            }
+            untilSample -= 1
             position += 1
         }
 
@@ -98,6 +104,9 @@ struct IndexStatistics: Equatable, Sendable {
         /// previous tuple's starts a new distinct prefix for it and every longer prefix; a
         /// column cut short by truncation counts as different unless the whole tuple is equal.
         mutating func add(_ tuple: UnsafeRawBufferPointer) {
+            // The same tuple again (most neighbours in an index of few distinct values): nothing
+            // is new, and the previous tuple and its column ends stand.
+            if started && tuple.count == previous.count && samePrefix(tuple, tuple.count) { return }
             let columns = distinct.count
             var at: Int? = 0
             for k in 0..<columns {
@@ -106,13 +115,9 @@ struct IndexStatistics: Equatable, Sendable {
             }
             var first = 0
             if started {
-                if tuple.count == previous.count && samePrefix(tuple, tuple.count) {
-                    first = columns
-                } else {
-                    // Columns cut short (a truncated key) count as different.
-                    while first < columns, let end = ends[first], end == previousEnds[first], samePrefix(tuple, end) {
-                        first += 1
-                    }
+                // Columns cut short (a truncated key) count as different.
+                while first < columns, let end = ends[first], end == previousEnds[first], samePrefix(tuple, end) {
+                    first += 1
                 }
             }
             for k in first..<columns { distinct[k] += 1 }

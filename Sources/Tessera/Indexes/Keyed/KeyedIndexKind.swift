@@ -27,7 +27,7 @@ protocol KeyedIndexKind: IndexKind {
     /// True when `appendEntries` reads nothing of a document but what is whole in `head`, the
     /// body of the first piece of a record in two pieces (`RecordPieces.swift`): a back-fill
     /// then reads the head alone.
-    func entriesAreWhole(_ index: IndexStore, in head: BinaryValue) -> Bool
+    func entriesAreWhole(_ index: IndexStore, in head: BinaryValue, evaluation: inout KeyedEvaluation) -> Bool
 }
 
 /// A keyed kind whose entries stand for elements of documents' arrays (array indexes): an
@@ -49,8 +49,16 @@ struct KeyedEvaluation {
     let index: IndexStore
     let snapshot: Snapshot
     private var made: ExecContext?
+    /// Whether plain paths are looked up with hints (walks over many documents).
+    private let hinted: Bool
+    /// Per plain path of the index, where its first member was found in the last document
+    /// (`CompiledPath.lookup(in:hint:)`).
+    private var hints: [Int] = []
 
-    init(index: IndexStore, snapshot: Snapshot) {
+    /// An evaluation for `index`'s definition reading `snapshot`; `hinted` for one that will
+    /// see many documents (a back-fill or check), where lookups remember positions.
+    init(index: IndexStore, snapshot: Snapshot, hinted: Bool = false) {
+        self.hinted = hinted
         self.index = index
         self.snapshot = snapshot
     }
@@ -61,6 +69,15 @@ struct KeyedEvaluation {
         let c = index.makeContext(snapshot)
         made = c
         return c
+    }
+
+    /// The value at `path` in `root` (nil when absent), looked up with hint number `i` (one
+    /// per path the kind reads).
+    @inline(__always)
+    mutating func lookup(_ path: CompiledPath, hint i: Int, in root: BinaryValue) -> BinaryValue? {
+        guard hinted else { return path.lookup(in: root) }
+        if hints.count <= i { hints += Array(repeating: Int.max, count: i + 1 - hints.count) }
+        return path.lookup(in: root, hint: &hints[i])
     }
 
 }
@@ -143,7 +160,7 @@ extension KeyedIndexKind {
         }
         var body = DocumentRecord.body(r.stored)
         if r.isContinued {
-            let whole = headAlone && BinaryValue.root(body).map { entriesAreWhole(index, in: $0) } == true
+            let whole = headAlone && BinaryValue.root(body).map { entriesAreWhole(index, in: $0, evaluation: &evaluation) } == true
             if !whole { body = DocumentRecord.body(try r.whole()) }
         }
         appendEntries(index, docID: k, body: body, evaluation: &evaluation, into: &arena)
@@ -153,7 +170,7 @@ extension KeyedIndexKind {
     /// from the whole record (the integrity check's reference).
     private func allEntries(_ index: IndexStore, snapshot: Snapshot, docs: DocumentTables, damagedID: Bool) throws -> KeyArena {
         var arena = KeyArena(reservingBytes: 1 << 20)
-        var evaluation = KeyedEvaluation(index: index, snapshot: snapshot)
+        var evaluation = KeyedEvaluation(index: index, snapshot: snapshot, hinted: true)
         try docs.forEachStored(snapshot) { r in
             try appendDocument(index, record: r, damagedID: damagedID, headAlone: false, evaluation: &evaluation, into: &arena)
             return true
@@ -167,7 +184,7 @@ extension KeyedIndexKind {
                     minimumDocuments: Int = PartitionedScan.minimumDocuments) throws -> KeyArena {
         var arena = KeyArena(reservingBytes: 1 << 20)
         try PartitionedScan.run(docs, txn: txn, minimumDocuments: minimumDocuments) { snapshot in
-            (arena: KeyArena(reservingBytes: 64 << 10), evaluation: KeyedEvaluation(index: index, snapshot: snapshot))
+            (arena: KeyArena(reservingBytes: 64 << 10), evaluation: KeyedEvaluation(index: index, snapshot: snapshot, hinted: true))
         } visit: { part, r in
             try self.appendDocument(index, record: r, damagedID: true, headAlone: true, evaluation: &part.evaluation, into: &part.arena)
         } consume: { part in

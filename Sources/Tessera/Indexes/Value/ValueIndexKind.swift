@@ -27,8 +27,8 @@ final class ValueIndexKind: KeyedIndexKind {
         }
         if let paths = index.plainPaths {
             // Plain paths: each value encoded from the document in place.
-            for p in paths {
-                if let v = p.lookup(in: root) { arena.appendComponent(binary: v) } else { arena.appendComponent(.missing) }
+            for i in paths.indices {
+                if let v = evaluation.lookup(paths[i], hint: i, in: root) { arena.appendComponent(binary: v) } else { arena.appendComponent(.missing) }
             }
         } else {
             let ctx = evaluation.context()
@@ -44,9 +44,9 @@ final class ValueIndexKind: KeyedIndexKind {
 
     /// Plain paths without a `where`, each a scalar whole in the head (`appendEntries` reads
     /// them in place and nothing else).
-    func entriesAreWhole(_ index: IndexStore, in head: BinaryValue) -> Bool {
+    func entriesAreWhole(_ index: IndexStore, in head: BinaryValue, evaluation: inout KeyedEvaluation) -> Bool {
         guard index.whereClause == nil, let paths = index.plainPaths else { return false }
-        for p in paths where p.lookup(in: head)?.isWholeScalar != true { return false }
+        for i in paths.indices where evaluation.lookup(paths[i], hint: i, in: head)?.isWholeScalar != true { return false }
         return true
     }
 
