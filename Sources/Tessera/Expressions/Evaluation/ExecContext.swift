@@ -154,18 +154,8 @@ struct CompiledPath {
 
     @inline(__always)
     func lookup(in root: BinaryValue) -> BinaryValue? {
-        var cur = root
-        for step in steps {
-            switch step {
-            case .key(let k):
-                guard let next = k.withUnsafeBytes({ cur.member(utf8: $0) }) else { return nil }
-                cur = next
-            case .index(let i):
-                guard let next = cur[i] else { return nil }
-                cur = next
-            }
-        }
-        return cur
+        var noHint = Int.max
+        return lookup(in: root, hint: &noHint)
     }
 
     /// `lookup(in:)` that looks for the first member at position `hint` first and leaves
@@ -174,15 +164,17 @@ struct CompiledPath {
     /// searching (fewer reads of a document it has not touched yet).
     @inline(__always)
     func lookup(in root: BinaryValue, hint: inout Int) -> BinaryValue? {
-        guard case .key(let first)? = steps.first else { return lookup(in: root) }
-        guard var cur = first.withUnsafeBytes({ root.member(utf8: $0, hint: &hint) }) else { return nil }
-        for step in steps.dropFirst() {
-            switch step {
+        var cur = root
+        for i in steps.indices {
+            switch steps[i] {
             case .key(let k):
-                guard let next = k.withUnsafeBytes({ cur.member(utf8: $0) }) else { return nil }
+                var noHint = Int.max
+                guard let next = k.withUnsafeBytes({ i == 0 ? cur.member(utf8: $0, hint: &hint) : cur.member(utf8: $0, hint: &noHint) }) else {
+                    return nil
+                }
                 cur = next
-            case .index(let i):
-                guard let next = cur[i] else { return nil }
+            case .index(let n):
+                guard let next = cur[n] else { return nil }
                 cur = next
             }
         }
