@@ -197,6 +197,7 @@ struct KeyArenaTests {
     @Test("Grouped back-fill sort equals the general sort (seeded)")
     func groupedSortEqualsGeneralSort() {
         var r = KeyTestRNG(seed: 0xB4CF)
+        var grouped = 0
         for round in 0..<120 {
             let columns = 1 + r.below(2)
             let pool = (0..<(1 + r.below(round % 3 == 0 ? 400 : 12))).map { _ in
@@ -211,19 +212,33 @@ struct KeyArenaTests {
                 if round % 17 == 5 && r.chance(50) { id += "\0x" }
                 ids.insert(id)
             }
+            // Keys appended in ID order, grouped piece by piece as a two-thread back-fill joins them.
             var arena = KeyArena()
+            var groups: TupleGroups? = TupleGroups()
+            var groupedFrom = 0
             for id in ids.sorted(by: { compareBinary($0, $1) < 0 }) {
                 let idBytes = Array(id.utf8)
                 for _ in 0..<r.below(5) {
                     for v in r.pick(pool) { arena.appendComponent(ValueGen.reRepresent(v, &r)) }
                     idBytes.withUnsafeBytes { arena.finishKey(docID: $0) }
                 }
+                if r.chance(5) {
+                    if groups?.add(arena, from: groupedFrom) == false { groups = nil }
+                    groupedFrom = arena.count
+                }
             }
+            if groups?.add(arena, from: groupedFrom) == false { groups = nil }
             func entries(_ e: [KeyArena.Entry]) -> [KeyedEntry] {
                 e.map { KeyedEntry(key: arena.key($0.key), value: IndexKey.entryValue(occurrences: $0.occurrences, exact: $0.exact)) }
             }
-            #expect(entries(arena.sortedEntriesAppendedInIDOrder()) == entries(arena.sortedEntries()), "round \(round)")
+            let expected = entries(arena.sortedEntries())
+            #expect(entries(arena.sortedEntriesAppendedInIDOrder()) == expected, "round \(round)")
+            if let groups {
+                grouped += 1
+                #expect(entries(arena.sortedEntries(grouped: groups)) == expected, "round \(round), grouped in pieces")
+            }
         }
+        #expect(grouped >= 30, "only \(grouped) of 120 rounds could be grouped")
     }
 }
 

@@ -180,74 +180,39 @@ struct KeyArena {
 extension KeyArena {
     /// The same entries as `sortedEntries()`, for an arena filled in document-ID order (a
     /// back-fill reads the document table in key order): keys with equal tuples are grouped by
-    /// hashing the tuple bytes once, only the distinct tuples are sorted, and the keys are
-    /// placed by counting, each group in the order the keys were appended. That is the store's
-    /// order because a complete tuple is self-delimiting (two tuples differ inside both) and a
-    /// document ID without a `00` byte followed by its length sorts like the ID itself. Falls
-    /// back to `sortedEntries()` when a key is truncated, an ID holds a `00` byte or the keys
-    /// are mostly distinct (nothing to gain).
+    /// hashing the tuple bytes once (`TupleGroups`), only the distinct tuples are sorted, and
+    /// the keys are placed by counting, each group in the order the keys were appended. That
+    /// is the store's order because a complete tuple is self-delimiting (two tuples differ
+    /// inside both) and a document ID without a `00` byte followed by its length sorts like the
+    /// ID itself. Falls back to `sortedEntries()` when a key is truncated, an ID holds a `00`
+    /// byte or the keys are mostly distinct (nothing to gain).
     func sortedEntriesAppendedInIDOrder() -> [Entry] {
+        var groups = TupleGroups()
+        guard count >= 64, groups.add(self, from: 0) else { return sortedEntries() }
+        return sortedEntries(grouped: groups)
+    }
+
+    /// `sortedEntriesAppendedInIDOrder()` with every key of this arena (filled in document-ID
+    /// order) already grouped; `sortedEntries()` when they are mostly distinct.
+    func sortedEntries(grouped groups: TupleGroups) -> [Entry] {
         let n = count
-        if n < 64 { return sortedEntries() }
-        return bytes.withUnsafeBytes { all -> [Entry]? in
+        precondition(groups.keyCount == n, "KeyArena: \(groups.keyCount) keys grouped, \(n) in the arena")
+        if n < 2 || groups.groupCount * 2 > n { return sortedEntries() }
+        return bytes.withUnsafeBytes { all -> [Entry] in
             let base = all.baseAddress!
-            return starts.withUnsafeBufferPointer { s -> [Entry]? in
-                // Tuple length of each key, or nil to fall back.
-                var tupleEnds = [Int](repeating: 0, count: n)
-                for i in 0..<n {
-                    let key = UnsafeRawBufferPointer(start: base + s[i], count: s[i + 1] - s[i])
-                    guard let (tupleCount, docCount) = IndexKey.layout(key), key[key.count - 1] == 0,
-                          memchr(key.baseAddress! + tupleCount, 0, docCount) == nil else { return nil }
-                    tupleEnds[i] = s[i] + tupleCount
-                }
-                @inline(__always) func tuple(_ i: Int) -> UnsafeRawBufferPointer {
-                    UnsafeRawBufferPointer(start: base + s[i], count: tupleEnds[i] - s[i])
-                }
-                // Open addressing over the tuples' hashes; slots hold group number + 1.
-                var capacity = 1024
-                var slots = [Int32](repeating: 0, count: capacity)
-                var groupKey: [Int] = []          // a key of each group (its first)
-                var groupHash: [UInt64] = []
-                var groupOf = [Int32](repeating: 0, count: n)
-                for i in 0..<n {
-                    let t = tuple(i)
-                    let h = hashBytes(t)
-                    var at = Int(truncatingIfNeeded: h) & (capacity - 1)
-                    while true {
-                        let g = Int(slots[at]) - 1
-                        if g < 0 {
-                            groupOf[i] = Int32(groupKey.count)
-                            slots[at] = Int32(groupKey.count + 1)
-                            groupKey.append(i)
-                            groupHash.append(h)
-                            break
-                        }
-                        if groupHash[g] == h, bytesEqual(tuple(groupKey[g]), t) {
-                            groupOf[i] = Int32(g)
-                            break
-                        }
-                        at = (at + 1) & (capacity - 1)
-                    }
-                    if groupKey.count * 2 > capacity {
-                        // Mostly distinct keys: sorting them all costs no more.
-                        if groupKey.count * 2 > n { return nil }
-                        capacity *= 2
-                        slots = [Int32](repeating: 0, count: capacity)
-                        for g in 0..<groupKey.count {
-                            var a = Int(truncatingIfNeeded: groupHash[g]) & (capacity - 1)
-                            while slots[a] != 0 { a = (a + 1) & (capacity - 1) }
-                            slots[a] = Int32(g + 1)
-                        }
-                    }
+            return starts.withUnsafeBufferPointer { s -> [Entry] in
+                @inline(__always) func tuple(_ g: Int) -> UnsafeRawBufferPointer {
+                    UnsafeRawBufferPointer(start: base + s[groups.firstKey[g]], count: groups.tupleLength[g])
                 }
                 // Rank the distinct tuples, then place the keys by counting (stable).
-                let groups = groupKey.count
-                let byTuple = (0..<groups).sorted { compareStoredKeys(tuple(groupKey[$0]), tuple(groupKey[$1])) < 0 }
-                var rank = [Int](repeating: 0, count: groups)
+                let groupCount = groups.groupCount
+                let byTuple = (0..<groupCount).sorted { compareStoredKeys(tuple($0), tuple($1)) < 0 }
+                var rank = [Int](repeating: 0, count: groupCount)
                 for (r, g) in byTuple.enumerated() { rank[g] = r }
-                var next = [Int](repeating: 0, count: groups + 1)
+                let groupOf = groups.groupOf
+                var next = [Int](repeating: 0, count: groupCount + 1)
                 for i in 0..<n { next[rank[Int(groupOf[i])] + 1] += 1 }
-                for r in 0..<groups { next[r + 1] += next[r] }
+                for r in 0..<groupCount { next[r + 1] += next[r] }
                 var order = [Int](repeating: 0, count: n)
                 for i in 0..<n {
                     let r = rank[Int(groupOf[i])]
@@ -274,7 +239,85 @@ extension KeyArena {
                 }
                 return out
             }
-        } ?? sortedEntries()
+        }
+    }
+}
+
+/// The keys of an arena grouped by their tuple (the encoded values, without the document ID),
+/// for the back-fill's sort (`KeyArena.sortedEntries(grouped:)`). Keys are added as the arena
+/// grows (`add(_:from:)`): a back-fill on two threads groups each piece's keys as it joins
+/// them, while the other thread is still reading, instead of all of them after the read.
+struct TupleGroups {
+    /// Per key: its group.
+    private(set) var groupOf: [Int32] = []
+    /// Per group: its first key, and the length and hash of its tuple.
+    private(set) var firstKey: [Int] = []
+    private(set) var tupleLength: [Int] = []
+    private var groupHash: [UInt64] = []
+    /// Open addressing over the tuples' hashes; slots hold group number + 1.
+    private var slots = [Int32](repeating: 0, count: 1024)
+
+    /// The number of keys grouped.
+    var keyCount: Int { groupOf.count }
+    /// The number of distinct tuples.
+    var groupCount: Int { firstKey.count }
+
+    /// Groups the keys of `arena` from `first` on (the keys before it are grouped already).
+    /// False when the grouped sort does not apply: a key is truncated or its ID holds a `00`
+    /// byte (the ID would not sort like the key); the groups are then incomplete.
+    mutating func add(_ arena: KeyArena, from first: Int) -> Bool {
+        precondition(first == keyCount, "TupleGroups: adding from key \(first), \(keyCount) grouped")
+        let n = arena.count
+        guard first < n else { return true }
+        groupOf.reserveCapacity(n)
+        return arena.bytes.withUnsafeBytes { all -> Bool in
+            let base = all.baseAddress!
+            return arena.starts.withUnsafeBufferPointer { s -> Bool in
+                for i in first..<n {
+                    let key = UnsafeRawBufferPointer(start: base + s[i], count: s[i + 1] - s[i])
+                    guard let (tupleCount, docCount) = IndexKey.layout(key), key[key.count - 1] == 0,
+                          memchr(key.baseAddress! + tupleCount, 0, docCount) == nil else { return false }
+                    let t = UnsafeRawBufferPointer(start: key.baseAddress!, count: tupleCount)
+                    groupOf.append(group(of: t, firstKey: i) { base + s[$0] })
+                }
+                return true
+            }
+        }
+    }
+
+    /// The group of tuple `t`, made for it (with `firstKey`) when it is new; `keyStart` gives
+    /// where a key starts (a group's tuple is at its first key's start).
+    @inline(__always)
+    private mutating func group(of t: UnsafeRawBufferPointer, firstKey key: Int, keyStart: (Int) -> UnsafeRawPointer) -> Int32 {
+        let h = hashBytes(t)
+        var at = Int(truncatingIfNeeded: h) & (slots.count - 1)
+        while true {
+            let g = Int(slots[at]) - 1
+            if g < 0 { break }
+            if groupHash[g] == h, tupleLength[g] == t.count,
+               t.count == 0 || bytesEqual(keyStart(firstKey[g]), t.baseAddress!, t.count) {
+                return Int32(g)
+            }
+            at = (at + 1) & (slots.count - 1)
+        }
+        let g = firstKey.count
+        slots[at] = Int32(g + 1)
+        firstKey.append(key)
+        tupleLength.append(t.count)
+        groupHash.append(h)
+        if firstKey.count * 2 > slots.count { grow() }
+        return Int32(g)
+    }
+
+    /// Doubles the table and places every group again.
+    private mutating func grow() {
+        let capacity = slots.count * 2
+        slots = [Int32](repeating: 0, count: capacity)
+        for g in 0..<firstKey.count {
+            var a = Int(truncatingIfNeeded: groupHash[g]) & (capacity - 1)
+            while slots[a] != 0 { a = (a + 1) & (capacity - 1) }
+            slots[a] = Int32(g + 1)
+        }
     }
 }
 

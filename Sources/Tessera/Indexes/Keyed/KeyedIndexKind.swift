@@ -178,27 +178,32 @@ extension KeyedIndexKind {
         return arena
     }
 
-    /// `allEntries` for a back-fill: the documents are read on both cores when the table is
-    /// large (`PartitionedScan`), each piece into an arena of its own, joined in ID order.
+    /// `allEntries` for a back-fill, with the keys grouped for the sort (`TupleGroups`; nil
+    /// when they cannot be): the documents are read on both cores when the table is large
+    /// (`PartitionedScan`), each piece into an arena of its own, joined in ID order and grouped
+    /// as it is joined, while the other thread reads on.
     func allEntries(_ index: IndexStore, txn: WriteTransaction, docs: DocumentTables,
-                    minimumDocuments: Int = PartitionedScan.minimumDocuments) throws -> KeyArena {
+                    minimumDocuments: Int = PartitionedScan.minimumDocuments) throws -> (KeyArena, TupleGroups?) {
         var arena = KeyArena(reservingBytes: 1 << 20)
+        var groups: TupleGroups? = TupleGroups()
         try PartitionedScan.run(docs, txn: txn, minimumDocuments: minimumDocuments) { snapshot in
             (arena: KeyArena(reservingBytes: 64 << 10), evaluation: KeyedEvaluation(index: index, snapshot: snapshot, hinted: true))
         } visit: { part, r in
             try self.appendDocument(index, record: r, damagedID: true, headAlone: true, evaluation: &part.evaluation, into: &part.arena)
         } consume: { part in
+            let first = arena.count
             if arena.count == 0 { arena = part.arena } else { arena.append(contentsOf: part.arena) }
+            if groups?.add(arena, from: first) == false { groups = nil }
         }
-        return arena
+        return (arena, groups)
     }
 
     /// Collects every entry, sorts them and appends them in key order; the planner statistics
     /// are taken from the sorted keys on the way (no second walk of the index).
     func backfill(_ index: IndexStore, txn: WriteTransaction, docs: DocumentTables, meta: StorageTable) throws {
-        let arena = try allEntries(index, txn: txn, docs: docs)
+        let (arena, groups) = try allEntries(index, txn: txn, docs: docs)
         // allEntries reads the document table in ID order.
-        let sorted = arena.sortedEntriesAppendedInIDOrder()
+        let sorted = groups.map { arena.sortedEntries(grouped: $0) } ?? arena.sortedEntries()
         var statistics = IndexStatistics.Builder(entries: sorted.count, columns: index.expressions.count)
         try arena.withKeys { key in
             var batch = StorageAppendBatch()
