@@ -179,21 +179,12 @@ struct KeyArena {
 
 extension KeyArena {
     /// The same entries as `sortedEntries()`, for an arena filled in document-ID order (a
-    /// back-fill reads the document table in key order): keys with equal tuples are grouped by
-    /// hashing the tuple bytes once (`TupleGroups`), only the distinct tuples are sorted, and
-    /// the keys are placed by counting, each group in the order the keys were appended. That
-    /// is the store's order because a complete tuple is self-delimiting (two tuples differ
-    /// inside both) and a document ID without a `00` byte followed by its length sorts like the
-    /// ID itself. Falls back to `sortedEntries()` when a key is truncated, an ID holds a `00`
-    /// byte or the keys are mostly distinct (nothing to gain).
-    func sortedEntriesAppendedInIDOrder() -> [Entry] {
-        var groups = TupleGroups()
-        guard count >= 64, groups.add(self, from: 0) else { return sortedEntries() }
-        return sortedEntries(grouped: groups)
-    }
-
-    /// `sortedEntriesAppendedInIDOrder()` with every key of this arena (filled in document-ID
-    /// order) already grouped; `sortedEntries()` when they are mostly distinct.
+    /// back-fill reads the document table in key order) whose keys `groups` has grouped by
+    /// tuple: only the distinct tuples are sorted, and the keys are placed by counting, each
+    /// group in the order the keys were appended. That is the store's order because a complete
+    /// tuple is self-delimiting (two tuples differ inside both) and a document ID without a `00`
+    /// byte followed by its length sorts like the ID itself (`TupleGroups.add` refuses other
+    /// keys). Falls back to `sortedEntries()` when the keys are mostly distinct (nothing to gain).
     func sortedEntries(grouped groups: TupleGroups) -> [Entry] {
         let n = count
         precondition(groups.keyCount == n, "KeyArena: \(groups.keyCount) keys grouped, \(n) in the arena")
@@ -269,7 +260,6 @@ struct TupleGroups {
         precondition(first == keyCount, "TupleGroups: adding from key \(first), \(keyCount) grouped")
         let n = arena.count
         guard first < n else { return true }
-        groupOf.reserveCapacity(n)
         return arena.bytes.withUnsafeBytes { all -> Bool in
             let base = all.baseAddress!
             return arena.starts.withUnsafeBufferPointer { s -> Bool in
