@@ -104,6 +104,16 @@ struct Catalog: Sendable {
         }
     }
 
+    /// Lets every index that is not rebuilt move what it stored at on-disk format `format` to
+    /// where the current format keeps it (`IndexKind.upgrade`).
+    func upgradeIndexes(txn: WriteTransaction, fromFormat format: UInt32) throws {
+        for store in collections.values {
+            for index in store.indexes where !type(of: index.kind).needsRebuild(fromFormat: format) {
+                try index.kind.upgrade(index, txn: txn, fromFormat: format)
+            }
+        }
+    }
+
     static func openCollection(_ key: CollectionKey, txn: Snapshot, definitions: [IndexDefinition]) throws -> CollectionStore {
         let docs = try txn.table(named: docTableName(key))
         let seq = try txn.table(named: seqTableName(key))

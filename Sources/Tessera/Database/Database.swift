@@ -63,7 +63,7 @@ public final class Database: @unchecked Sendable {
     // the thread that `writerThread` names.
 
     /// The current on-disk format version. Databases with a larger version are refused.
-    public static let formatVersion: UInt32 = 8
+    public static let formatVersion: UInt32 = 9
     static let magic: [UInt8] = Array("TSRA".utf8)
 
     /// The database name (last path component, without extension).
@@ -232,6 +232,8 @@ public final class Database: @unchecked Sendable {
                     // Indexes whose stored layout changed since (a kind says which) are rebuilt
                     // from the documents; documents and other indexes are untouched.
                     try catalog.rebuildIndexes(txn: txn, meta: meta, fromFormat: storedVersion)
+                    // Layouts that moved without a rebuild (format 9: full-text segments).
+                    try catalog.upgradeIndexes(txn: txn, fromFormat: storedVersion)
                     // Format 6 added each collection's table of live IDs.
                     if storedVersion < 6 {
                         for store in catalog.collections.values { try PrimaryKeyIDs.fill(txn, store) }

@@ -19,6 +19,11 @@ protocol IndexKind: AnyObject, Sendable {
     /// on-disk format `format` is opened (its stored layout changed since).
     static func needsRebuild(fromFormat format: UInt32) -> Bool
 
+    /// Moves what an index of this kind stored at on-disk format `format` to where the current
+    /// format keeps it, when its layout changed in a way that needs no rebuild (the index is
+    /// open with every table of `extraTableSuffixes`, the missing ones just created).
+    func upgrade(_ index: IndexStore, txn: WriteTransaction, fromFormat format: UInt32) throws
+
     /// Checks the kind-specific parts of a definition (the common parts — name, expressions,
     /// `where` — are compiled already) and prepares the kind's state.
     /// - Throws: `DatabaseError(.invalidIndex)` saying what is wrong.
@@ -77,6 +82,7 @@ extension IndexKind {
     static var requiresExpressions: Bool { true }
     static var answersMatch: Bool { false }
     static func needsRebuild(fromFormat format: UInt32) -> Bool { false }
+    func upgrade(_ index: IndexStore, txn: WriteTransaction, fromFormat format: UInt32) throws {}
     func matches(_ index: IndexStore, snapshot: Snapshot, query: String) throws -> [[UInt8]: Double]? { nil }
     static var optionKeys: Set<String> { [] }
     func answersExtreme(_ index: IndexStore, of expression: BoundExpr) -> Bool { false }

@@ -245,6 +245,25 @@ final class WriteTransaction: Snapshot {
         try key.withUnsafeBytes { try delete(table, key: $0) }
     }
 
+    /// Deletes every entry whose key starts with `prefix`, in one walk of the table (one
+    /// descent, then each entry removed where the cursor stands), and returns how many.
+    @discardableResult
+    func deleteAll(_ table: StorageTable, prefix: [UInt8]) throws -> Int {
+        try writeOutHeld(table)
+        return try lmdb.withCursor(table) { c in
+            var deleted = 0
+            var ok = try c.seek(prefix)
+            while ok && LMDB.hasPrefix(c.key, prefix) {
+                try c.deleteCurrent()
+                deleted += 1
+                // After a delete the cursor stands on the entry that followed: `next` returns
+                // it (LMDB's rule for a cursor whose entry was deleted).
+                ok = try c.next()
+            }
+            return deleted
+        }
+    }
+
     /// Empties a table, or deletes it with `delete`.
     func drop(_ table: StorageTable, delete: Bool) throws {
         if let d = held(table) {

@@ -411,6 +411,51 @@ struct FileSafetyTests {
         #expect(try formatVersion(at: dir.path) == Database.formatVersion)
     }
 
+    /// Format 9 keeps a full-text index's waiting segments in a table of their own. A database
+    /// the format-8 CLI wrote (Format8Database/README.md) with three segments waiting at the end
+    /// of its statistics table opens with them moved: every rank that code printed, a clean
+    /// integrity check (which reports an entry left in the statistics table, and a segment
+    /// count the segments table does not hold), then segments taken and merged as usual.
+    @Test func aFormat8DatabaseMovesItsSegments() throws {
+        let dir = ScratchDirectory("format8")
+        defer { dir.remove() }
+        try copyOldDatabase("Format8Database", to: dir)
+        #expect(try formatVersion(at: dir.path) == 8)
+
+        let db = try Database(path: dir.path)
+        defer { try? db.close() }
+        let notes = try #require(try db.collection(name: "notes"))
+        let index = try #require(try notes.currentStore().indexes.first { $0.definition.name == "byBody" })
+        let stats = try #require(index.statsTable)
+        let segments = try #require(index.segmentsTable)
+        #expect(try db.read { try FullTextIndexKind.indexState(txn: $0, stats: stats).segments } == 3)
+        let legacy = FullTextPostingsCodec.legacySegmentKeyPrefix
+        let (left, moved) = try db.read { snap -> (Int, Int) in
+            var left = 0
+            try snap.withCursor(stats) { c in try c.forEach(prefix: legacy) { _, _ in left += 1; return true } }
+            return (left, try snap.count(segments))
+        }
+        #expect(left == 0)
+        #expect(moved > 0)
+        // The ranks the format-8 code printed (n09 is only in a segment).
+        let ranks = try noteRanks(db, "byBody", "view")
+        let printed = ["n01": 0.3955628496211987, "n02": 0.3031858967156493, "n05": 0.28768207245178085, "n09": 0.3031858967156493]
+        #expect(ranks.keys.sorted() == printed.keys.sorted())
+        for (id, r) in printed { #expect(abs((ranks[id] ?? .nan) - r) < 1e-12, "\(id)") }
+        #expect(try db.performMaintenance(.integrityCheck).isOK)
+
+        try notes.save(id: "n10", properties: ["title": "Tower room", "body": "Top floor, a view of the whole bay."])
+        #expect(try db.read { try FullTextIndexKind.indexState(txn: $0, stats: stats).segments } == 4)
+        #expect(try db.performMaintenance(.integrityCheck).isOK)
+        try db.performMaintenance(.optimize)
+        #expect(try db.read { try FullTextIndexKind.indexState(txn: $0, stats: stats).segments } == 0)
+        #expect(try db.read { try $0.count(segments) } == 0)
+        #expect(try db.performMaintenance(.integrityCheck).isOK)
+        try expectRanksOfARebuiltIndex(db, notes, "byBody", ["view", "harbour", "cabin OR hut", "glacier"])
+        try db.close()
+        #expect(try formatVersion(at: dir.path) == Database.formatVersion)
+    }
+
     /// Deleting a database (or closing a temporary one) removes links inside its directory,
     /// never what they point to.
     @Test func deletingADatabaseDoesNotFollowSymbolicLinks() throws {

@@ -22,6 +22,8 @@ extension DatabaseError {
 extension IndexStore {
     /// A full-text index's statistics table (document numbering, corpus totals).
     var statsTable: StorageTable? { extraTables.first }
+    /// A full-text index's segments table (postings waiting to be merged into the blocks).
+    var segmentsTable: StorageTable? { extraTables.count > 1 ? extraTables[1] : nil }
 }
 
 extension FullTextIndexKind {
@@ -58,7 +60,7 @@ extension FullTextIndexKind {
         guard let stats = index.statsTable else { return [:] }
         let compiled = try CompiledFullTextQuery(query, tokenizer: tokenizer, columns: columns)
         return try DatabaseError.checkingFullText(index: index.definition.name) {
-            try compiled.evaluate(in: try StoredPostingsReader(txn: snapshot, postings: index.table, stats: stats), ranking: true).ranks
+            try compiled.evaluate(in: try StoredPostingsReader(txn: snapshot, postings: index.table, stats: stats, segments: index.segmentsTable), ranking: true).ranks
         }
     }
 }

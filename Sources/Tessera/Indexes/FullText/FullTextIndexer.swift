@@ -18,12 +18,32 @@ final class FullTextIndexKind: IndexKind, @unchecked Sendable {
     let columns: [String]
 
     static let type = IndexType.fullText
-    /// `…:stats`: document numbering and corpus totals.
-    static let extraTableSuffixes = [":stats"]
+    /// `…:stats`: document numbering and corpus totals; `…:segments`: postings of small
+    /// transactions waiting to be merged into the blocks (format 9; see
+    /// `FullTextPostingsCodec`).
+    static let extraTableSuffixes = [":stats", ":segments"]
     static let answersMatch = true
     /// Format 1 stored one postings entry per (term, document ID); formats 1 and 2 gave stop
     /// words a position and indexed integral Doubles without `.0` (SPEC §10.1 step 6, §5.5).
     static func needsRebuild(fromFormat format: UInt32) -> Bool { format < 3 }
+
+    /// Formats 7 and 8 kept waiting segments at the end of the statistics table
+    /// (`FullTextPostingsCodec.legacySegmentKeyPrefix`); format 9 keeps them in `…:segments`,
+    /// under the same keys without that prefix. Moves them, in key order.
+    func upgrade(_ store: IndexStore, txn: WriteTransaction, fromFormat format: UInt32) throws {
+        guard format < 9, let stats = store.statsTable, let segments = store.segmentsTable else { return }
+        let legacy = FullTextPostingsCodec.legacySegmentKeyPrefix
+        var moved: [([UInt8], [UInt8])] = []
+        try txn.withCursor(stats) { c in
+            try c.forEach(prefix: legacy) { k, v in
+                moved.append((Array(k[legacy.count...]), Array(v)))
+                return true
+            }
+        }
+        guard !moved.isEmpty else { return }
+        try txn.deleteAll(stats, prefix: legacy)
+        for (key, value) in moved { try txn.put(segments, key: key, value: value, flags: .append) }
+    }
 
     static let optionKeys: Set<String> = ["language", "ignoreAccents"]
 
@@ -386,9 +406,13 @@ final class FullTextIndexKind: IndexKind, @unchecked Sendable {
         var segmentsOf: [[UInt8]: [(UInt32, UInt32, UnsafeRawBufferPointer)]] = [:]
         var segmentsSeen = Set<UInt32>()
         let state = try FullTextIndexKind.indexState(txn: txn, stats: stats)
-        try txn.withCursor(stats) { c in
-            try c.forEach { k, v in
-                if let (segment, termBytes) = FullTextPostingsCodec.splitSegmentKey(k) {
+        if let segments = store.segmentsTable {
+            try txn.withCursor(segments) { c in
+                try c.forEach { k, v in
+                    guard let (segment, termBytes) = FullTextPostingsCodec.splitSegmentKey(k) else {
+                        report("unreadable segment key \(Array(k).prefix(16))")
+                        return true
+                    }
                     let term = Array(termBytes)
                     if segment >= UInt32(state.segments) {
                         report("segment \(segment) of term '\(String(decoding: term, as: UTF8.self))' is not below the \(state.segments) segments the statistics name")
@@ -398,7 +422,13 @@ final class FullTextIndexKind: IndexKind, @unchecked Sendable {
                     } else {
                         report("short segment entry of term '\(String(decoding: term, as: UTF8.self))'")
                     }
-                } else if k.first == 0x01, let (n, tokens) = try? FullTextPostingsCodec.decodeDocumentNumber(v) {
+                    return true
+                }
+            }
+        }
+        try txn.withCursor(stats) { c in
+            try c.forEach { k, v in
+                if k.first == 0x01, let (n, tokens) = try? FullTextPostingsCodec.decodeDocumentNumber(v) {
                     numberOf[Array(k.dropFirst())] = n
                     if let tokens { tokensOf[Array(k.dropFirst())] = tokens }
                 } else if k.first == 0x02, k.count == 5 {
@@ -1165,9 +1195,9 @@ final class FullTextPendingChanges: PendingIndexWork {
     }
 
     /// Writes the queued entries as the next segment: one entry per term, in term order, in
-    /// the documents table (`0xFF 0x01 ‖ BE32(segment) ‖ term`, appended), touching no block.
+    /// the segments table (`BE32(segment) ‖ term`, appended), touching no block.
     private func writeSegment(_ txn: WriteTransaction) throws {
-        guard let stats = store.statsTable else { return }
+        guard let segments = store.segmentsTable else { return }
         let segment = UInt32(state.segments)
         let groups = groupRecords()
         defer { groups.sorted.deallocate() }
@@ -1215,17 +1245,17 @@ final class FullTextPendingChanges: PendingIndexWork {
             terms[t].withUnsafeBytes { UnsafeMutableRawBufferPointer(rebasing: key[prefix.count...]).copyMemory(from: $0) }
             keyEnd += key.count
             value.withUnsafeBytes { batch.add(key: UnsafeRawBufferPointer(key), value: $0) }
-            if batch.isFull { try txn.append(&batch, to: stats) }
+            if batch.isFull { try txn.append(&batch, to: segments) }
         }
-        try txn.append(&batch, to: stats)
+        try txn.append(&batch, to: segments)
         state.segments += 1
         state.segmentPostings += postingCount
     }
 
     /// Merges every waiting segment into the blocks (each term's entries of all segments
-    /// appended at once) and deletes them.
+    /// appended at once) and empties the segments table.
     func mergeSegments(_ txn: WriteTransaction) throws {
-        guard state.segments > 0, let stats = store.statsTable else { return }
+        guard state.segments > 0, let segments = store.segmentsTable else { return }
         // Each segment's (term, value) pairs in term order, copied out (the writes below may
         // move this transaction's own dirty pages): offsets into `bytes`.
         var bytes = UnsafeGrowableBuffer<UInt8>(capacity: 1 << 16)
@@ -1233,24 +1263,22 @@ final class FullTextPendingChanges: PendingIndexWork {
         // Each term also gets its first eight bytes as a big-endian integer: the merge below
         // compares those first (as `slotsInTermOrder` does).
         var runs: [[(term: Range<Int>, value: Range<Int>, prefix: UInt64)]] = []
-        try txn.withCursor(stats) { c in
-            for segment in 0..<UInt32(state.segments) {
-                let prefix = FullTextPostingsCodec.segmentPrefix(segment)
-                var run: [(term: Range<Int>, value: Range<Int>, prefix: UInt64)] = []
-                var ok = try c.seek(prefix)
-                while ok && keyHasPrefix(c.key, prefix) {
-                    let termStart = bytes.count
-                    if c.key.count > prefix.count {
-                        bytes.append(c.key.baseAddress!.assumingMemoryBound(to: UInt8.self) + prefix.count, count: c.key.count - prefix.count)
-                    }
-                    let valueStart = bytes.count
-                    var termPrefix: UInt64 = 0
-                    for j in 0..<8 { termPrefix = termPrefix << 8 | UInt64(termStart + j < valueStart ? bytes.base[termStart + j] : 0) }
-                    if let v = c.value.baseAddress { bytes.append(v.assumingMemoryBound(to: UInt8.self), count: c.value.count) }
-                    run.append((termStart..<valueStart, valueStart..<bytes.count, termPrefix))
-                    ok = try c.next()
+        try txn.withCursor(segments) { c in
+            // Keys are segment, then term: one walk reads the runs one after the other.
+            var ok = try c.first()
+            while ok {
+                guard let (segment, term) = FullTextPostingsCodec.splitSegmentKey(c.key), segment < UInt32(state.segments) else {
+                    throw FullTextIndexCorruption("segment entry outside the \(state.segments) waiting segments")
                 }
-                runs.append(run)
+                while runs.count <= Int(segment) { runs.append([]) }
+                let termStart = bytes.count
+                if let t = term.baseAddress { bytes.append(t.assumingMemoryBound(to: UInt8.self), count: term.count) }
+                let valueStart = bytes.count
+                var termPrefix: UInt64 = 0
+                for j in 0..<8 { termPrefix = termPrefix << 8 | UInt64(termStart + j < valueStart ? bytes.base[termStart + j] : 0) }
+                if let v = c.value.baseAddress { bytes.append(v.assumingMemoryBound(to: UInt8.self), count: c.value.count) }
+                runs[Int(segment)].append((termStart..<valueStart, valueStart..<bytes.count, termPrefix))
+                ok = try c.next()
             }
         }
         func slice(_ r: Range<Int>) -> UnsafeRawBufferPointer { UnsafeRawBufferPointer(start: bytes.base + r.lowerBound, count: r.count) }
@@ -1289,16 +1317,8 @@ final class FullTextPendingChanges: PendingIndexWork {
                 try merge(term: Array(term), changes: changes, cursor: cursor, txn: txn, writer: &writer)
             }
         }
-        var key: [UInt8] = []
-        for (segment, run) in runs.enumerated() {
-            let prefix = FullTextPostingsCodec.segmentPrefix(UInt32(segment))
-            for entry in run {
-                key.removeAll(keepingCapacity: true)
-                key.append(contentsOf: prefix)
-                key.append(contentsOf: slice(entry.term))
-                _ = try txn.delete(stats, key: key)
-            }
-        }
+        // Every segment at once: LMDB frees the table's pages without reading or copying them.
+        try txn.drop(segments, delete: false)
         state.segments = 0
         state.segmentPostings = 0
     }
@@ -1512,16 +1532,18 @@ struct StoredPostingsReader: PostingsReader {
     let txn: Snapshot
     let postings: StorageTable
     let stats: StorageTable
+    let segments: StorageTable?
     /// The corpus totals and next number, read once.
     let state: FullTextIndexState
     /// Numbers whose stale postings lists skip (empty unless `state.retired > 0`).
     let retired: RetiredNumbers
 
-    /// A reader of the index whose tables are `postings` and `stats`, inside `txn`.
-    init(txn: Snapshot, postings: StorageTable, stats: StorageTable) throws {
+    /// A reader of the index whose tables are `postings`, `stats` and `segments`, inside `txn`.
+    init(txn: Snapshot, postings: StorageTable, stats: StorageTable, segments: StorageTable?) throws {
         self.txn = txn
         self.postings = postings
         self.stats = stats
+        self.segments = segments
         state = try FullTextIndexKind.indexState(txn: txn, stats: stats)
         retired = state.retired > 0 ? try RetiredNumbers(txn: txn, stats: stats) : RetiredNumbers()
     }
@@ -1589,12 +1611,12 @@ struct StoredPostingsReader: PostingsReader {
                 ok = try c.next()
             }
         }
-        if state.segments > 0 {
+        if state.segments > 0, let segments {
             // Then the term's entries in each waiting segment (their numbers come after).
             try prefix.withUnsafeBytes { p in
                 let term = UnsafeRawBufferPointer(rebasing: p[0..<(p.count - 1)])
                 for segment in 0..<UInt32(state.segments) {
-                    if let v = try txn.get(stats, key: FullTextPostingsCodec.segmentKey(segment, term: term)) {
+                    if let v = try txn.get(segments, key: FullTextPostingsCodec.segmentKey(segment, term: term)) {
                         guard let (first, entries) = FullTextPostingsCodec.splitSegmentValue(v) else { throw FullTextIndexCorruption("short segment entry") }
                         blocks.append((first, entries))
                     }
@@ -1623,8 +1645,8 @@ struct StoredPostingsReader: PostingsReader {
                 return true
             }
         }
-        if state.segments > 0 {
-            try txn.withCursor(stats) { c in
+        if state.segments > 0, let segments {
+            try txn.withCursor(segments) { c in
                 for segment in 0..<UInt32(state.segments) {
                     let segmentPrefix = FullTextPostingsCodec.segmentPrefix(segment)
                     try c.forEach(prefix: segmentPrefix + start) { k, v in

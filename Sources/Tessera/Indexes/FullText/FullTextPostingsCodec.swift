@@ -32,8 +32,10 @@
 ///     0xFF                    → varint(documents) varint(tokens) varint(next document number)
 ///                               [varint(retired numbers whose postings are still stored)
 ///                               [varint(segments) varint(entries in segments)]]
-///     0xFF 0x01 ‖ BE32(segment) ‖ term
-///                             → BE32(first document number) ‖ the term's entries of that
+///
+/// **Segments table** (`…:segments`, format 9):
+///
+///     BE32(segment) ‖ term    → BE32(first document number) ‖ the term's entries of that
 ///                               segment, in block form (first delta 0)
 ///
 /// The corpus totals keep BM25's average document length exact after every save.
@@ -53,13 +55,16 @@
 /// does not append them to each term's last block — that dirtied one leaf page per distinct
 /// term, thousands per batch of a thousand documents, most of them rewritten again by the next
 /// batch. It writes them as one **segment** instead: one entry per term, keyed by segment
-/// number then term after every other key, so a batch's postings are appended to the end
-/// of the documents table. Document numbers only grow, so a term's list is its blocks followed by its entries
-/// in segments 0, 1, … in that order (readers look the term up in each). Once
+/// number then term, so a batch's postings are appended to the end of the segments table.
+/// Document numbers only grow, so a term's list is its blocks followed by its entries in
+/// segments 0, 1, … in that order (readers look the term up in each). Once
 /// `FullTextPendingChanges.segmentLimit` segments or `segmentPostingsLimit` entries wait (or a
 /// larger transaction, a vacuum or `.optimize` comes), every segment is merged into the
-/// blocks — each term's last block rewritten once for all of them — and the segments are
-/// deleted.
+/// blocks — each term's last block rewritten once for all of them — and the segments table
+/// is emptied at once (LMDB frees its pages without reading or copying them). Formats 7 and 8
+/// kept segments at the end of the documents table (`0xFF 0x01 ‖ BE32(segment) ‖ term`), where
+/// deleting them after a merge copied every page they filled; opening such a database moves
+/// them (`FullTextIndexKind.upgrade`).
 enum FullTextPostingsCodec {
     /// The separator between term and block number.
     static let separator: UInt8 = 0
@@ -221,18 +226,19 @@ enum FullTextPostingsCodec {
     /// The key of the corpus totals.
     static let corpusKey: [UInt8] = [0xFF]
 
-    /// Every segment entry's key starts with these bytes: after the corpus key (`0xFF`), so
-    /// the entries of each new segment go at the end of the table, in LMDB's append mode.
-    static let segmentKeyPrefix: [UInt8] = [0xFF, 0x01]
+    /// Where formats 7 and 8 kept segment entries: keys of the documents table starting with
+    /// these bytes, then the segment's key (`segmentKey`).
+    static let legacySegmentKeyPrefix: [UInt8] = [0xFF, 0x01]
 
-    /// `0xFF 0x01 ‖ BE32(segment)`: every entry of one segment starts with these bytes.
+    /// `BE32(segment)`: every entry of one segment starts with these bytes.
     static func segmentPrefix(_ segment: UInt32) -> [UInt8] {
-        var key = segmentKeyPrefix
+        var key: [UInt8] = []
+        key.reserveCapacity(4)
         appendBigEndian(segment, to: &key)
         return key
     }
 
-    /// `0xFF 0x01 ‖ BE32(segment) ‖ term`: a term's entries in one segment.
+    /// `BE32(segment) ‖ term`: a term's entries in one segment.
     static func segmentKey(_ segment: UInt32, term: UnsafeRawBufferPointer) -> [UInt8] {
         var key = segmentPrefix(segment)
         key.append(contentsOf: term)
@@ -241,8 +247,8 @@ enum FullTextPostingsCodec {
 
     /// Splits a segment entry's key into its segment number and term, or nil if it is not one.
     static func splitSegmentKey(_ key: UnsafeRawBufferPointer) -> (segment: UInt32, term: UnsafeRawBufferPointer)? {
-        guard key.count > 6, key[0] == segmentKeyPrefix[0], key[1] == segmentKeyPrefix[1] else { return nil }
-        return (readBigEndian(key, at: 2), UnsafeRawBufferPointer(rebasing: key[6...]))
+        guard key.count > 4 else { return nil }
+        return (readBigEndian(key, at: 0), UnsafeRawBufferPointer(rebasing: key[4...]))
     }
 
     /// Splits a segment entry's value into the number of its first document and its entries

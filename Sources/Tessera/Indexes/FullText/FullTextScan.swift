@@ -47,7 +47,7 @@ final class FullTextScan: RowSource {
                 throw e
             }
             found = try DatabaseError.checkingFullText(index: plan.indexName) {
-                let reader = try StoredPostingsReader(txn: ctx.txn, postings: plan.store.table, stats: stats)
+                let reader = try StoredPostingsReader(txn: ctx.txn, postings: plan.store.table, stats: stats, segments: plan.store.segmentsTable)
                 return try compiled.evaluateNumbers(in: reader, ranking: true)
             }
             cachedQuery = text
