@@ -218,7 +218,7 @@ struct DeferredPutsTests {
     }
 
     /// Saves, deletes, purges, reads by ID and queries inside batches, against a model; a
-    /// value index on `n` holds its puts back too once a batch has written 512 documents
+    /// value index on `n` holds its puts back too once a batch has written 128 documents
     /// (`WriteContext.keyedIndexDeferral`), and queries through it inside the batch and the
     /// integrity check after it (every index equals the index rebuilt) see every entry.
     @Test("Batches of saves, deletes, purges, reads and queries keep every document (seeded)")
