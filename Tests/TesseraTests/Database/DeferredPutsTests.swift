@@ -85,6 +85,49 @@ struct DeferredPutsTests {
     /// in memory (written out at every budget's worth, later write-outs land between the keys
     /// of earlier ones and leave pages part empty), point reads inside the transaction see the
     /// spilled puts, and the file is never visible in the directory.
+    /// `WriteTransaction.deleteAll(_:prefix:)` removes exactly the keys with the prefix, over
+    /// many leaf pages (a cursor that deletes where it stands moves on to the next page), with
+    /// keys just before and after the range, and held puts of the table included.
+    @Test("Deleting every key with a prefix, across pages and held puts (seeded)")
+    func deleteAllWithAPrefix() throws {
+        try Self.withStore("delete-prefix") { store in
+            var rng = SplitMix64(seed: 31)
+            for held in [false, true] {
+                let table = try store.write { w in try w.createTable(held ? "held" : "plain") }
+                var model: [String: String] = [:]
+                try store.write { w in
+                    // "b" ‖ … is the range; "a…", "b" alone and "c…" sort around it. Values of
+                    // 40–200 bytes put ~3,000 entries on a few hundred pages.
+                    for i in 0..<3_000 {
+                        let key = ["a", "b", "b", "c"][i % 4] + String(format: "%05d", Int.random(in: 0..<100_000, using: &rng))
+                        let value = String(repeating: "v", count: Int.random(in: 40...200, using: &rng))
+                        try w.put(table, key: Array(key.utf8), value: Array(value.utf8))
+                        model[key] = value
+                    }
+                    try w.put(table, key: Array("b".utf8), value: Array("alone".utf8))
+                    model["b"] = "alone"
+                }
+                let deleted = try store.write { w -> Int in
+                    if held {
+                        // Some of the range only in held puts when the delete comes.
+                        w.deferPuts(in: table)
+                        for i in 0..<50 { try w.put(table, key: Array("b9\(i)".utf8), value: Array("h".utf8)); model["b9\(i)"] = "h" }
+                    }
+                    return try w.deleteAll(table, prefix: Array("b".utf8))
+                }
+                let inRange = model.keys.filter { $0.hasPrefix("b") }
+                #expect(deleted == inRange.count)
+                for k in inRange { model[k] = nil }
+                let stored = try store.read { try Self.entries($0, table) }
+                let left = Set(stored.map(\.0)).subtracting(model.keys)
+                let lost = Set(model.keys).subtracting(stored.map(\.0))
+                #expect(left.isEmpty, "left: \(left.sorted().prefix(5))")
+                #expect(lost.isEmpty, "lost: \(lost.sorted().prefix(5))")
+                #expect(stored.count == model.count && stored.allSatisfy { model[$0.0] == $0.1 })
+            }
+        }
+    }
+
     @Test("Held keys are written in memcmp order: shared prefixes past 16 bytes, zero bytes, prefixes of each other (seeded)")
     func writeOutOrder() throws {
         try Self.withStore("deferred-order") { store in
