@@ -23,12 +23,21 @@ import Darwin
     @usableFromInline let window: Unmanaged<MapWindow>?
     @exclusivity(unchecked) @usableFromInline var k = MDB_val()
     @exclusivity(unchecked) @usableFromInline var v = MDB_val()
+    /// The part of the map `prefetchPage` may read (the map's address and the file's known
+    /// end when the cursor opened; nothing when they were not known), and the page size.
+    @usableFromInline let mapLow: UInt
+    @usableFromInline let mapHigh: UInt
+    @usableFromInline let pageSize: UInt
+    /// The leaf page `prefetchPage` saw last.
+    @exclusivity(unchecked) @usableFromInline var prefetchedPage: UInt = 0
 
     @usableFromInline
     init(raw: OpaquePointer, txn: Transaction) {
         self.raw = raw
         self.txn = txn
         self.window = txn.window.map { Unmanaged.passUnretained($0) }
+        // A write transaction's clean pages are in the map too (its own copies are not).
+        (mapLow, mapHigh, pageSize) = (txn.window ?? txn.pages)?.bounds ?? (0, 0, 4096)
     }
 
     /// Closes the cursor (idempotent).
@@ -52,6 +61,17 @@ import Darwin
         guard let p = v.mv_data else { return }
         if v.mv_size > 64 { tessera_prefetch(p + 64) }
         if v.mv_size > 128 { tessera_prefetch(p + 128) }
+    }
+
+    /// When the current entry is the first one a walk reads of its leaf page: starts loading
+    /// the first lines of every entry of that page and of the page after it in the file
+    /// (`tessera_prefetch_leaf`), so that the walk's waits for memory overlap instead of coming
+    /// one per entry. A page outside the map (a write transaction's own copy) is not read.
+    @inlinable @inline(__always) package func prefetchPage() {
+        let p = UInt(bitPattern: v.mv_data) & ~(pageSize &- 1)
+        if p == prefetchedPage { return }
+        prefetchedPage = p
+        if p >= mapLow && p &+ pageSize <= mapHigh { tessera_prefetch_leaf(UnsafePointer(bitPattern: p), UInt32(pageSize)) }
     }
 
     @inlinable
@@ -114,13 +134,14 @@ import Darwin
 
     /// Calls `body` for each entry with `lower <= key < upper` (nil bounds are open), in order.
     /// `body` returns false to stop.
-    @inlinable
+    @inlinable @inline(__always)
     package func forEach(from lower: [UInt8]? = nil, to upper: [UInt8]? = nil,
                         _ body: (UnsafeRawBufferPointer, UnsafeRawBufferPointer) throws -> Bool) throws {
         var ok: Bool
         if let lower { ok = try seek(lower) } else { ok = try first() }
         while ok {
             if let upper, compareKeys(key, upper) >= 0 { return }
+            prefetchPage()
             if try !body(key, value) { return }
             ok = try next()
         }

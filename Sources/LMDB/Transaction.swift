@@ -506,6 +506,12 @@ import Darwin
         return !(start < base.load(ordering: .relaxed) || overflow || last > end.load(ordering: .relaxed))
     }
 
+    /// The map's address, the address past the file's known end, and the page size.
+    @inlinable
+    var bounds: (base: UInt, end: UInt, pageSize: UInt) {
+        (base.load(ordering: .relaxed), end.load(ordering: .relaxed), UInt(pageSize))
+    }
+
     /// Throws when `value` does not lie inside the file (after checking the file's size again:
     /// another process may have made it longer).
     @inlinable @inline(__always)

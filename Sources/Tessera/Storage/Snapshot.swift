@@ -414,6 +414,9 @@ struct BorrowedCursor {
     /// Starts loading the current value's next cache lines (a full scan reads a field or two
     /// beyond the record's header: the misses then overlap instead of following each other).
     @inline(__always) func prefetchValue() { ref._withUnsafeGuaranteedRef { $0.prefetchValue() } }
+    /// On the first entry read of a leaf page, starts loading the page's other entries
+    /// (`Cursor.prefetchPage`).
+    @inline(__always) func prefetchPage() { ref._withUnsafeGuaranteedRef { $0.prefetchPage() } }
     /// Moves to the first entry; false if the table is empty.
     @inline(__always) func first() throws -> Bool { try ref._withUnsafeGuaranteedRef { try $0.first() } }
     /// Moves to the last entry; false if the table is empty.

@@ -134,22 +134,40 @@ struct SourceSlot {
 }
 
 /// A property path with its member names pre-encoded as UTF-8, for lookups in place.
+///
+/// The steps are trivial values (a member name is a range of `names`): a lookup copies no
+/// reference and so retains nothing. Scans on both cores read the same index's paths for
+/// every document, and a retained array there is a reference count written from two cores.
 struct CompiledPath {
     enum Step {
-        case key([UInt8])
+        /// A member whose UTF-8 name is `names[start ..< end]`.
+        case key(start: Int32, end: Int32)
         case index(Int)
     }
     let components: [PathComponent]
     let steps: [Step]
+    /// Every member name of the path, one after the other.
+    private let names: [UInt8]
 
     init(_ components: [PathComponent]) {
         self.components = components
+        var names: [UInt8] = []
         steps = components.map { c in
             switch c {
-            case .key(let k): .key(Array(k.utf8))
-            case .index(let i): .index(i)
+            case .key(let k):
+                let start = Int32(names.count)
+                names.append(contentsOf: k.utf8)
+                return .key(start: start, end: Int32(names.count))
+            case .index(let i): return .index(i)
             }
         }
+        self.names = names
+    }
+
+    /// The UTF-8 name of a `.key` step.
+    func name(_ step: Step) -> [UInt8]? {
+        guard case .key(let start, let end) = step else { return nil }
+        return Array(names[Int(start) ..< Int(end)])
     }
 
     @inline(__always)
@@ -164,21 +182,24 @@ struct CompiledPath {
     /// searching (fewer reads of a document it has not touched yet).
     @inline(__always)
     func lookup(in root: BinaryValue, hint: inout Int) -> BinaryValue? {
-        var cur = root
-        for i in steps.indices {
-            switch steps[i] {
-            case .key(let k):
-                var noHint = Int.max
-                guard let next = k.withUnsafeBytes({ i == 0 ? cur.member(utf8: $0, hint: &hint) : cur.member(utf8: $0, hint: &noHint) }) else {
-                    return nil
+        names.withUnsafeBytes { names -> BinaryValue? in
+            var cur = root
+            for i in steps.indices {
+                switch steps[i] {
+                case .key(let start, let end):
+                    var noHint = Int.max
+                    let name = UnsafeRawBufferPointer(rebasing: names[Int(start) ..< Int(end)])
+                    guard let next = i == 0 ? cur.member(utf8: name, hint: &hint) : cur.member(utf8: name, hint: &noHint) else {
+                        return nil
+                    }
+                    cur = next
+                case .index(let n):
+                    guard let next = cur[n] else { return nil }
+                    cur = next
                 }
-                cur = next
-            case .index(let n):
-                guard let next = cur[n] else { return nil }
-                cur = next
             }
+            return cur
         }
-        return cur
     }
 }
 

@@ -54,6 +54,10 @@ struct KeyedEvaluation {
     /// Per plain path of the index, where its first member was found in the last document
     /// (`CompiledPath.lookup(in:hint:)`).
     private var hints: [Int] = []
+    /// The index's plain paths (`IndexStore.plainPaths`; empty when it has none), kept here so
+    /// that reading them for each document retains nothing: a back-fill's two threads would
+    /// otherwise write the same arrays' reference counts from both cores.
+    private let paths: [CompiledPath]
 
     /// An evaluation for `index`'s definition reading `snapshot`; `hinted` for one that will
     /// see many documents (a back-fill or check), where lookups remember positions.
@@ -61,6 +65,8 @@ struct KeyedEvaluation {
         self.hinted = hinted
         self.index = index
         self.snapshot = snapshot
+        self.paths = index.plainPaths ?? []
+        self.hints = Array(repeating: Int.max, count: max(paths.count, 1))
     }
 
     /// The index's evaluation context, reused across documents.
@@ -80,6 +86,22 @@ struct KeyedEvaluation {
         return path.lookup(in: root, hint: &hints[i])
     }
 
+    /// Calls `body` with the value of each of the index's plain paths in `root` (nil when
+    /// absent), in order; `body` returns false to stop. False if it stopped.
+    @inline(__always)
+    mutating func forEachPlainValue(in root: BinaryValue, _ body: (BinaryValue?) -> Bool) -> Bool {
+        let hinted = hinted
+        return paths.withUnsafeBufferPointer { p in
+            hints.withUnsafeMutableBufferPointer { h in
+                for i in p.indices {
+                    // p[i] is read in place: no copy of the path, no retain.
+                    let v = hinted ? p[i].lookup(in: root, hint: &h[i]) : p[i].lookup(in: root)
+                    if !body(v) { return false }
+                }
+                return true
+            }
+        }
+    }
 }
 
 extension KeyedIndexKind {

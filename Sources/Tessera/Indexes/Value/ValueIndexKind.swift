@@ -25,10 +25,11 @@ final class ValueIndexKind: KeyedIndexKind {
             guard index.bind(ctx, body: body), let r = ctx.slots[0].body else { return }
             root = r
         }
-        if let paths = index.plainPaths {
+        if index.plainPaths != nil {
             // Plain paths: each value encoded from the document in place.
-            for i in paths.indices {
-                if let v = evaluation.lookup(paths[i], hint: i, in: root) { arena.appendComponent(binary: v) } else { arena.appendComponent(.missing) }
+            _ = evaluation.forEachPlainValue(in: root) { v in
+                if let v { arena.appendComponent(binary: v) } else { arena.appendComponent(.missing) }
+                return true
             }
         } else {
             let ctx = evaluation.context()
@@ -45,9 +46,8 @@ final class ValueIndexKind: KeyedIndexKind {
     /// Plain paths without a `where`, each a scalar whole in the head (`appendEntries` reads
     /// them in place and nothing else).
     func entriesAreWhole(_ index: IndexStore, in head: BinaryValue, evaluation: inout KeyedEvaluation) -> Bool {
-        guard index.whereClause == nil, let paths = index.plainPaths else { return false }
-        for i in paths.indices where evaluation.lookup(paths[i], hint: i, in: head)?.isWholeScalar != true { return false }
-        return true
+        guard index.whereClause == nil, index.plainPaths != nil else { return false }
+        return evaluation.forEachPlainValue(in: head) { $0?.isWholeScalar == true }
     }
 
     /// MIN/MAX of the leading expression of a full (not partial) index: its first entry after

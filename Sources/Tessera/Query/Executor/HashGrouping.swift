@@ -26,7 +26,7 @@ struct GroupIndex {
         } else {
             inPlaceKey = nil
         }
-        if let k = inPlaceKey, k.path.steps.count == 1, case .key(let name) = k.path.steps[0] {
+        if let k = inPlaceKey, k.path.steps.count == 1, let name = k.path.name(k.path.steps[0]) {
             memberKey = name
         } else {
             memberKey = nil

@@ -29,6 +29,7 @@ final class CollectionScan: RowSource {
             let ok = started ? try cursor.next() : try cursor.first()
             started = true
             guard ok else { return false }
+            cursor.prefetchPage()
             cursor.prefetchValue()
             if DocumentFetch.bind(ctx, slot: slot, id: cursor.key, record: cursor.value, tables: tables,
                                   includeDeleted: includeDeleted) { return true }
