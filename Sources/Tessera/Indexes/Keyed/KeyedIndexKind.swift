@@ -66,7 +66,8 @@ struct KeyedEvaluation {
         self.index = index
         self.snapshot = snapshot
         self.paths = index.plainPaths ?? []
-        self.hints = Array(repeating: Int.max, count: max(paths.count, 1))
+        // One per plain path for a walk; a single document's evaluation (a save) allocates none.
+        if hinted { self.hints = Array(repeating: Int.max, count: max(paths.count, 1)) }
     }
 
     /// The index's evaluation context, reused across documents.
@@ -90,14 +91,16 @@ struct KeyedEvaluation {
     /// absent), in order; `body` returns false to stop. False if it stopped.
     @inline(__always)
     mutating func forEachPlainValue(in root: BinaryValue, _ body: (BinaryValue?) -> Bool) -> Bool {
-        let hinted = hinted
+        // p[i] is read in place: no copy of the path, no retain.
+        guard hinted else {
+            return paths.withUnsafeBufferPointer { p in
+                for i in p.indices where !body(p[i].lookup(in: root)) { return false }
+                return true
+            }
+        }
         return paths.withUnsafeBufferPointer { p in
             hints.withUnsafeMutableBufferPointer { h in
-                for i in p.indices {
-                    // p[i] is read in place: no copy of the path, no retain.
-                    let v = hinted ? p[i].lookup(in: root, hint: &h[i]) : p[i].lookup(in: root)
-                    if !body(v) { return false }
-                }
+                for i in p.indices where !body(p[i].lookup(in: root, hint: &h[i])) { return false }
                 return true
             }
         }
