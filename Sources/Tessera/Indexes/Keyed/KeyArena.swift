@@ -26,8 +26,12 @@ struct KeyArena {
     /// The number of keys.
     var count: Int { starts.count - 1 }
 
-    init(reservingBytes: Int = 0) {
+    init(reservingBytes: Int = 0, keys: Int = 0) {
         bytes.reserveCapacity(reservingBytes)
+        if keys > 0 {
+            starts.reserveCapacity(keys + 1)
+            inexact.reserveCapacity(keys)
+        }
     }
 
     /// One entry of a sorted key range: a key number (for `withKey`), how many times the
@@ -70,8 +74,11 @@ struct KeyArena {
     mutating func append(contentsOf other: KeyArena) {
         let offset = bytes.count
         bytes.append(contentsOf: other.bytes)
-        starts.reserveCapacity(starts.count + other.count)
-        for i in 1..<other.starts.count { starts.append(other.starts[i] + offset) }
+        // No reserveCapacity(count + other.count) here: reserving exactly, join after join,
+        // would copy the whole array each time (a back-fill joins dozens of pieces).
+        other.starts.withUnsafeBufferPointer { s in
+            starts.append(contentsOf: s[1...].lazy.map { $0 + offset })
+        }
         inexact.append(contentsOf: other.inexact)
     }
 
@@ -247,6 +254,11 @@ struct TupleGroups {
     private var groupHash: [UInt64] = []
     /// Open addressing over the tuples' hashes; slots hold group number + 1.
     private var slots = [Int32](repeating: 0, count: 1024)
+
+    /// Groups for about `keys` keys.
+    init(reservingKeys keys: Int = 0) {
+        groupOf.reserveCapacity(keys)
+    }
 
     /// The number of keys grouped.
     var keyCount: Int { groupOf.count }

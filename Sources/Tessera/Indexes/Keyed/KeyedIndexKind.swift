@@ -209,15 +209,18 @@ extension KeyedIndexKind {
     /// as it is joined, while the other thread reads on.
     func allEntries(_ index: IndexStore, txn: WriteTransaction, docs: DocumentTables,
                     minimumDocuments: Int = PartitionedScan.minimumDocuments) throws -> (KeyArena, TupleGroups?) {
-        var arena = KeyArena(reservingBytes: 1 << 20)
-        var groups: TupleGroups? = TupleGroups()
+        // Room for a key of about 32 bytes per document, joined piece after piece without
+        // copying what is joined already (more grows the arena as usual).
+        let documents = try txn.count(docs.records)
+        var arena = KeyArena(reservingBytes: max(documents * 32, 1 << 16), keys: documents)
+        var groups: TupleGroups? = TupleGroups(reservingKeys: documents)
         try PartitionedScan.run(docs, txn: txn, minimumDocuments: minimumDocuments) { snapshot in
             (arena: KeyArena(reservingBytes: 64 << 10), evaluation: KeyedEvaluation(index: index, snapshot: snapshot, hinted: true))
         } visit: { part, r in
             try self.appendDocument(index, record: r, damagedID: true, headAlone: true, evaluation: &part.evaluation, into: &part.arena)
         } consume: { part in
             let first = arena.count
-            if arena.count == 0 { arena = part.arena } else { arena.append(contentsOf: part.arena) }
+            arena.append(contentsOf: part.arena)
             if groups?.add(arena, from: first) == false { groups = nil }
         }
         return (arena, groups)
