@@ -159,6 +159,11 @@ import Darwin
     }
 }
 
+/// Asks the processor to start loading the cache line holding `p` (a hint: never faults,
+/// whatever the address). For loops that read memory in an order the hardware cannot guess.
+@inlinable @inline(__always)
+package func prefetchMemory(_ p: UnsafeRawPointer) { tessera_prefetch(p) }
+
 /// memcmp order of two byte strings, shorter first on a common prefix (LMDB's default order).
 @inlinable
 package func compareKeys(_ a: UnsafeRawBufferPointer, _ b: [UInt8]) -> Int {

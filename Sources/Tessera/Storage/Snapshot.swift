@@ -481,6 +481,10 @@ struct KeyCursor {
     func close() { cursor.closeCursor() }
 }
 
+/// Asks the processor to start loading the cache line holding `p` (a hint: never faults).
+@inline(__always)
+func prefetchMemory(_ p: UnsafeRawPointer) { LMDB.prefetchMemory(p) }
+
 /// memcmp order of two byte strings, shorter first on a common prefix (the store's key order).
 @inline(__always)
 func compareStoredKeys(_ a: UnsafeRawBufferPointer, _ b: [UInt8]) -> Int { LMDB.compareKeys(a, b) }

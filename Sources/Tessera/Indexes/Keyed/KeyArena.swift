@@ -48,6 +48,9 @@ struct KeyArena {
         try bytes.withUnsafeBytes { all in try body(UnsafeRawBufferPointer(rebasing: all[starts[i]..<starts[i + 1]])) }
     }
 
+    /// How many keys ahead a loop over keys in sorted order requests the next key's bytes.
+    static let prefetchDistance = 8
+
     /// Calls `body` with a function that gives the bytes of key `i`, all valid during the call.
     @inline(__always)
     func withKeys<R>(_ body: ((Int) -> UnsafeRawBufferPointer) throws -> R) rethrows -> R {
@@ -218,10 +221,13 @@ extension KeyArena {
                     next[r] += 1
                 }
                 // Merge repeats: equal keys are neighbours within a group (one document's).
+                // The keys are read in sorted order, scattered over the arena: each one's end is
+                // requested a few keys ahead.
                 var out: [Entry] = []
                 out.reserveCapacity(n)
                 out.append(Entry(key: order[0], occurrences: 1, exact: !inexact[order[0]]))
                 for j in 1..<n {
+                    if j &+ KeyArena.prefetchDistance < n { prefetchMemory(base + (s[order[j &+ KeyArena.prefetchDistance] &+ 1] &- 8)) }
                     let p = order[j - 1], q = order[j]
                     // Same tuple, same length and the same last eight bytes (the ID's end and
                     // the trailer) before comparing the whole key: most neighbours differ there.

@@ -235,7 +235,11 @@ extension KeyedIndexKind {
         var statistics = IndexStatistics.Builder(entries: sorted.count, columns: index.expressions.count)
         try arena.withKeys { key in
             var batch = StorageAppendBatch()
-            for e in sorted {
+            let ahead = KeyArena.prefetchDistance
+            for j in sorted.indices {
+                // Keys in sorted order are scattered over the arena: request one a few ahead.
+                if j &+ ahead < sorted.count, let p = key(sorted[j &+ ahead].key).baseAddress { prefetchMemory(p) }
+                let e = sorted[j]
                 let k = key(e.key)
                 statistics.add(key: k)
                 Self.withEntryValue(e) { value in batch.add(key: k, value: value) }
