@@ -21,8 +21,8 @@ enum ImportCommand {
         details: """
             A file whose first non-blank character is '[' is read as one JSON array of objects;
             any other file as JSON Lines (one object per line; blank lines are skipped).
-            Documents without the ID property get a generated ID; a string or integer ID is used
-            as is. The database and the collection are created if needed.
+            Documents without the ID property get a generated ID ('-' and 22 characters, in the
+            order they were made, so they are appended); a string or integer ID is used as is. The database and the collection are created if needed.
 
             Each batch is one transaction: at the first malformed line the import stops, reports
             FILE:LINE:COLUMN, and nothing of that batch is written (earlier batches stay).
@@ -100,7 +100,8 @@ struct Importer {
     let progress: Progress
     /// Documents committed so far.
     private(set) var imported = 0
-    private var ids = IDGenerator()
+    /// IDs for documents that come without one: in the order they were made (`OrderedIDGenerator`).
+    private var ids = OrderedIDGenerator()
     /// The last ID saved, and whether every ID so far came after the one before (bytewise).
     private var lastID: String?
     private var ascending = true
@@ -326,24 +327,6 @@ struct Importer {
             next = end
             progress.update(fileBytes: Int(Double(bytes.count) * Double(next) / Double(max(1, items.count))), documents: imported)
         }
-    }
-}
-
-/// Random document IDs like Couchbase Lite's: `-` and 22 URL-safe characters.
-struct IDGenerator {
-    private static let alphabet = Array("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_".utf8)
-    private var rng = SystemRandomNumberGenerator()
-
-    mutating func next() -> String {
-        var a = rng.next() as UInt64
-        var b = rng.next() as UInt64
-        var out = [UInt8](repeating: UInt8(ascii: "-"), count: 23)
-        for i in 1..<23 {
-            out[i] = IDGenerator.alphabet[Int(a & 63)]
-            a = (a >> 6) | (b << 58)
-            b >>= 6
-        }
-        return String(decoding: out, as: UTF8.self)
     }
 }
 

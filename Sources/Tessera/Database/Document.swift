@@ -177,7 +177,8 @@ public class Document: @unchecked Sendable, CustomStringConvertible {
 /// series of changes is not. Give each task its own `MutableDocument` for a multi-key edit.
 public final class MutableDocument: Document, @unchecked Sendable {
     // @unchecked Sendable: restated from `Document`; every field is behind `state`'s Mutex.
-    /// A new empty document; a random ID is generated when `id` is nil.
+    /// A new empty document; when `id` is nil an ID is generated: `-` and 22 characters,
+    /// unique, and ordered by the time it was made.
     public init(id: String? = nil) {
         super.init(id: id ?? MutableDocument.generateID(), body: [:], storedBody: nil, sequence: 0, revisionID: nil, deleted: false)
     }
@@ -255,12 +256,8 @@ public final class MutableDocument: Document, @unchecked Sendable {
         setData(replacement.properties)
     }
 
+    /// A new document ID, after every one this process made before (`OrderedIDGenerator`).
     static func generateID() -> String {
-        var g = SystemRandomNumberGenerator()
-        let hex = Array("0123456789abcdef".utf8)
-        var out = [UInt8](repeating: 0, count: 22)
-        out[0] = UInt8(ascii: "-")
-        for i in 1..<22 { out[i] = hex[Int(g.next() & 15)] }
-        return String(decoding: out, as: UTF8.self)
+        OrderedIDGenerator.shared.withLock { $0.next() }
     }
 }
