@@ -1179,14 +1179,16 @@ final class FullTextPendingChanges: PendingIndexWork {
     // MARK: Segments
 
     /// Segments waiting before a flush merges them all into the blocks (a query looks each
-    /// term up in every waiting segment).
-    static let segmentLimit = 16
+    /// term up in every waiting segment). A merge rewrites the blocks of every term the
+    /// segments hold — most of the index — so fewer, larger merges write less: importing
+    /// 100,000 documents in batches of 1,000 merged six times with 16 and three with 32.
+    static let segmentLimit = 32
     /// Queued changes above which a flush merges into the blocks rather than writing a
     /// segment (a transaction of about 12,000 documents of 80 distinct words).
     static let segmentPostingLimit = 1_000_000
     /// Entries waiting in segments before a flush merges them (a merge copies them out of
-    /// the table first: at most this many, about 30 MB).
-    static let segmentPostingsLimit = 2_000_000
+    /// the table first: at most this many, about 60 MB).
+    static let segmentPostingsLimit = 4_000_000
 
     /// Whether a queued change is a removal (only the integrity check's model queues them).
     private var hasRemovals: Bool {
