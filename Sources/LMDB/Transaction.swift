@@ -596,24 +596,26 @@ package struct RecordPacking: Sendable {
 /// Puts and deletes for `Transaction.write(_:to:)`, in ascending key order: keys and values
 /// by reference (their bytes must stay valid and unchanged until the writes are made).
 package struct OrderedWrites {
-    fileprivate var keys: [MDB_val] = []
-    fileprivate var values: [MDB_val] = []
+    // @usableFromInline: `put` and `isFull` run once per held index entry written out, from
+    // another module (as `AppendBatch`'s).
+    @usableFromInline var keys: [MDB_val] = []
+    @usableFromInline var values: [MDB_val] = []
     /// 1 for a delete.
-    fileprivate var deletes: [UInt8] = []
+    @usableFromInline var deletes: [UInt8] = []
     /// Bytes of the puts' keys and values.
-    package private(set) var byteCount = 0
+    @usableFromInline package internal(set) var byteCount = 0
 
     /// No writes yet.
     package init() {}
 
     /// The number of writes.
-    package var count: Int { keys.count }
+    @inlinable package var count: Int { keys.count }
 
     /// True once 4,096 writes are queued: the caller makes them then (`Transaction.write`).
-    package var isFull: Bool { keys.count >= 4096 }
+    @inlinable package var isFull: Bool { keys.count >= 4096 }
 
     /// Queues a put of `value` under `key`.
-    @inline(__always)
+    @inlinable @inline(__always)
     package mutating func put(key: UnsafeRawBufferPointer, value: UnsafeRawBufferPointer) {
         byteCount &+= key.count &+ value.count
         keys.append(MDB_val(mv_size: key.count, mv_data: UnsafeMutableRawPointer(mutating: key.baseAddress)))
@@ -622,7 +624,7 @@ package struct OrderedWrites {
     }
 
     /// Queues a delete of `key`.
-    @inline(__always)
+    @inlinable @inline(__always)
     package mutating func delete(key: UnsafeRawBufferPointer) {
         keys.append(MDB_val(mv_size: key.count, mv_data: UnsafeMutableRawPointer(mutating: key.baseAddress)))
         values.append(MDB_val(mv_size: 0, mv_data: nil))
