@@ -22,7 +22,8 @@ enum ImportCommand {
             A file whose first non-blank character is '[' is read as one JSON array of objects;
             any other file as JSON Lines (one object per line; blank lines are skipped).
             Documents without the ID property get a generated ID ('-' and 22 characters, in the
-            order they were made, so they are appended); a string or integer ID is used as is. The database and the collection are created if needed.
+            order they were made, so they are appended); a string or integer ID is used as is.
+            The database and the collection are created if needed.
 
             Each batch is one transaction: at the first malformed line the import stops, reports
             FILE:LINE:COLUMN, and nothing of that batch is written (earlier batches stay).

@@ -87,6 +87,10 @@ struct KeyedEvaluation {
         return path.lookup(in: root, hint: &hints[i])
     }
 
+    /// True when the index's expressions are all plain paths (`IndexStore.plainPaths`), read
+    /// in place by `forEachPlainValue`.
+    var hasPlainPaths: Bool { !paths.isEmpty }
+
     /// Calls `body` with the value of each of the index's plain paths in `root` (nil when
     /// absent), in order; `body` returns false to stop. False if it stopped.
     @inline(__always)

@@ -25,7 +25,7 @@ final class ValueIndexKind: KeyedIndexKind {
             guard index.bind(ctx, body: body), let r = ctx.slots[0].body else { return }
             root = r
         }
-        if index.plainPaths != nil {
+        if evaluation.hasPlainPaths {
             // Plain paths: each value encoded from the document in place.
             _ = evaluation.forEachPlainValue(in: root) { v in
                 if let v { arena.appendComponent(binary: v) } else { arena.appendComponent(.missing) }
@@ -46,7 +46,7 @@ final class ValueIndexKind: KeyedIndexKind {
     /// Plain paths without a `where`, each a scalar whole in the head (`appendEntries` reads
     /// them in place and nothing else).
     func entriesAreWhole(_ index: IndexStore, in head: BinaryValue, evaluation: inout KeyedEvaluation) -> Bool {
-        guard index.whereClause == nil, index.plainPaths != nil else { return false }
+        guard index.whereClause == nil, evaluation.hasPlainPaths else { return false }
         return evaluation.forEachPlainValue(in: head) { $0?.isWholeScalar == true }
     }
 
