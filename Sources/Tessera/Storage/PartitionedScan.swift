@@ -18,7 +18,9 @@ import Dispatch
 // The ID range is cut into pieces of about the same number of documents, at every n-th key
 // of the collection's table of live IDs (keys only: a walk of it reads about 2 % of the
 // pages the documents take); the two threads take pieces in order, one at a time, each piece
-// into a part of its own, and the parts are consumed in ID order by the caller's thread.
+// into a part of its own, and the parts are consumed in ID order by the caller's thread. The
+// worker starts before the cuts are found and walks each piece as soon as the cut after it is:
+// the caller's walk of the live IDs and the thread's start overlap the worker's first pieces.
 // Uneven pieces (many tombstones in one) would cost parallelism, never correctness: a piece
 // is a key range, and together the ranges cover every key once.
 
@@ -31,6 +33,8 @@ enum PartitionedScan {
     static let pieceCount = 64
     /// Pieces walked but not yet consumed, at most (bounds the memory parts hold).
     static let window = 8
+    /// Whether the process may run on more than one core.
+    static var hasSecondCore: Bool { ProcessInfo.processInfo.activeProcessorCount > 1 }
 
     /// Calls `visit` with each document-table entry (`WalkedRecord`: the ID, the record as
     /// stored, the whole record on demand), piece by piece, and hands each piece's part to
@@ -40,11 +44,12 @@ enum PartitionedScan {
     /// either thread, for different parts at once, and must touch nothing but its part.
     /// `consume` runs on the calling thread, between walks of its own.
     ///
-    /// Puts of the tables held back by `txn` are written out first. `minimumDocuments` and
-    /// `pieces` are for tests. The first error thrown on either thread is thrown once both
+    /// Puts of the tables held back by `txn` are written out first. The second thread is
+    /// `worker` when given (left running: the caller stops it), else one of its own.
+    /// `minimumDocuments` and `pieces` are for tests. The first error thrown on either thread is thrown once both
     /// have stopped; nothing is consumed after it.
     static func run<Part>(_ docs: DocumentTables, txn: WriteTransaction,
-                          minimumDocuments: Int = minimumDocuments, pieces: Int? = nil,
+                          minimumDocuments: Int = minimumDocuments, pieces: Int? = nil, worker: WorkerThread? = nil,
                           makePart: @escaping (Snapshot) -> Part,
                           visit: @escaping (inout Part, WalkedRecord) throws -> Void,
                           consume: (Part) throws -> Void) throws {
@@ -57,34 +62,39 @@ enum PartitionedScan {
             return
         }
         let live = try txn.count(liveIDs)
-        let splits = try splitKeys(liveIDs, count: live, pieces: pieces ?? min(max(pieceCount, live / 2_048), 1_024), txn: txn)
-        let ranges = zip([nil] + splits.map { Optional($0) }, splits.map { Optional($0) } + [nil]).map { (lower: $0, upper: $1) }
-        // Walks piece `i` into a part.
-        let walk = { (i: Int, snapshot: Snapshot) throws -> Part in
+        let pieces = pieces ?? min(max(pieceCount, live / 2_048), 1_024)
+        // Walks the IDs lower ..< upper into a part.
+        let walk = { (lower: [UInt8]?, upper: [UInt8]?, snapshot: Snapshot) throws -> Part in
             var part = makePart(snapshot)
-            try docs.forEachStored(snapshot, from: ranges[i].lower, to: ranges[i].upper) { r in try visit(&part, r); return true }
+            try docs.forEachStored(snapshot, from: lower, to: upper) { r in try visit(&part, r); return true }
             return part
         }
         // The writer reads alone a table it has changed (and on one core, or when no reader
         // slot is free).
-        guard ProcessInfo.processInfo.activeProcessorCount > 1, !txn.hasChanged(docs.records), !txn.hasChanged(docs.tails),
+        guard hasSecondCore, !txn.hasChanged(docs.records), !txn.hasChanged(docs.tails),
               let reader = try? txn.beginReadSnapshot() else {
-            for i in ranges.indices { try consume(try walk(i, txn)) }
+            var lower: [UInt8]? = nil
+            for cut in try splitKeys(liveIDs, count: live, pieces: pieces, txn: txn) + [nil] {
+                try consume(try walk(lower, cut, txn))
+                lower = cut
+            }
             return
         }
         defer { txn.endReadSnapshot(reader) }
-        let shared = ScanPieces<Part>(count: ranges.count, window: window)
+        let shared = ScanPieces<Part>(window: window)
         let finished = DispatchSemaphore(value: 0)
-        let work = UncheckedSendable(value: { shared.walkAsWorker { try walk($0, reader) } })
-        let worker = WorkerThread(name: "tessera-scan")
-        worker.submit {
+        let work = UncheckedSendable(value: { shared.walkAsWorker { try walk($0, $1, reader) } })
+        let thread = worker ?? WorkerThread(name: "tessera-scan")
+        thread.submit {
             work.value()
             finished.signal()
         }
-        worker.stop()
+        if worker == nil { thread.stop() }
         defer { finished.wait() }
         do {
-            while let part = try shared.nextInOrder(walking: { try walk($0, txn) }) { try consume(part) }
+            try forEachCut(liveIDs, count: live, pieces: pieces, txn: txn) { shared.cut(at: $0) }
+            shared.finishCutting()
+            while let part = try shared.nextInOrder(walking: { try walk($0, $1, txn) }) { try consume(part) }
         } catch {
             shared.fail(error)
             throw error
@@ -92,45 +102,75 @@ enum PartitionedScan {
     }
 
     /// Keys that cut `table` (of `count` keys) into `pieces` runs of about the same number of
-    /// keys: every (count / pieces)-th key, ascending. A walk of a small table (the live IDs:
-    /// keys only, about 2 % of the documents' pages).
+    /// keys: every (count / pieces)-th key, ascending (`forEachCut`).
     static func splitKeys(_ table: StorageTable, count: Int, pieces: Int, txn: Snapshot) throws -> [[UInt8]] {
-        let step = count / max(pieces, 1)
-        guard step > 0, pieces > 1 else { return [] }
         var keys: [[UInt8]] = []
-        keys.reserveCapacity(pieces)
-        var i = 0
+        try forEachCut(table, count: count, pieces: pieces, txn: txn) { keys.append($0) }
+        return keys
+    }
+
+    /// Calls `body` with each key that cuts `table` (of `count` keys) into `pieces` runs of
+    /// about the same number of keys — every (count / pieces)-th key, ascending — as the walk
+    /// meets it. A walk of a small table (the live IDs: keys only, about 2 % of the documents'
+    /// pages).
+    static func forEachCut(_ table: StorageTable, count: Int, pieces: Int, txn: Snapshot,
+                           _ body: ([UInt8]) -> Void) throws {
+        let step = count / max(pieces, 1)
+        guard step > 0, pieces > 1 else { return }
+        var i = 0, cuts = 0
         try txn.withCursor(table) { c in
             try c.forEach { k, _ in
                 if i > 0 && i % step == 0 {
-                    keys.append(Array(k))
-                    if keys.count == pieces - 1 { return false }
+                    body(Array(k))
+                    cuts += 1
+                    if cuts == pieces - 1 { return false }
                 }
                 i += 1
                 return true
             }
         }
-        return keys
     }
 }
 
-/// The pieces of a `PartitionedScan` and what the two threads know of them: the next piece
-/// to take, each walked piece's part until it is consumed, how many are consumed, and the
-/// first error. A thread takes a piece only within `window` pieces of the next to consume.
+/// The pieces of a `PartitionedScan` and what the two threads know of them: each piece's ID
+/// range as the cuts are found, the next piece to take, each walked piece's part until it is
+/// consumed, how many are consumed, and the first error. A thread takes a piece once the cut
+/// after it is found (or the last is), and only within `window` pieces of the next to consume.
 private final class ScanPieces<Part>: @unchecked Sendable {
     // @unchecked Sendable: every field is read and written under `condition`'s lock.
     private let condition = ThreadCondition()
-    private var parts: [Part?]
-    private var walked: [Bool]
+    private var ranges: [(lower: [UInt8]?, upper: [UInt8]?)] = []
+    private var allCut = false
+    private var parts: [Part?] = []
+    private var walked: [Bool] = []
     private var nextToTake = 0
     private var consumed = 0
     private var failure: (any Error)?
     private let window: Int
 
-    init(count: Int, window: Int) {
-        parts = Array(repeating: nil, count: count)
-        walked = Array(repeating: false, count: count)
+    init(window: Int) {
         self.window = window
+    }
+
+    /// Adds the piece that ends before `key` (the next cut).
+    func cut(at key: [UInt8]) {
+        condition.lock()
+        ranges.append((lower: ranges.last?.upper, upper: key))
+        parts.append(nil)
+        walked.append(false)
+        condition.broadcast()
+        condition.unlock()
+    }
+
+    /// Adds the last piece (from the last cut to the end): every piece is known.
+    func finishCutting() {
+        condition.lock()
+        ranges.append((lower: ranges.last?.upper, upper: nil))
+        parts.append(nil)
+        walked.append(false)
+        allCut = true
+        condition.broadcast()
+        condition.unlock()
     }
 
     /// Records the first error; both threads stop taking pieces.
@@ -150,20 +190,24 @@ private final class ScanPieces<Part>: @unchecked Sendable {
         condition.unlock()
     }
 
-    /// The worker's loop: takes pieces in order while the window allows, until none is left.
-    func walkAsWorker(_ walk: (Int) throws -> Part) {
+    /// Whether the next piece can be taken now (called under the lock).
+    private var canTake: Bool { nextToTake < ranges.count && nextToTake < consumed + window }
+
+    /// The worker's loop: takes pieces in order as they are cut and while the window allows,
+    /// until none is left.
+    func walkAsWorker(_ walk: ([UInt8]?, [UInt8]?) throws -> Part) {
         while true {
             condition.lock()
-            while failure == nil && nextToTake < parts.count && nextToTake >= consumed + window { condition.wait() }
-
-            if failure != nil || nextToTake >= parts.count {
+            while failure == nil && !(allCut && nextToTake >= ranges.count) && !canTake { condition.wait() }
+            if failure != nil || !canTake {
                 condition.unlock()
                 return
             }
             let i = nextToTake
+            let range = ranges[i]
             nextToTake += 1
             condition.unlock()
-            do { finish(i, try walk(i)) } catch {
+            do { finish(i, try walk(range.lower, range.upper)) } catch {
                 fail(error)
                 return
             }
@@ -172,29 +216,30 @@ private final class ScanPieces<Part>: @unchecked Sendable {
 
     /// The caller's loop step: the next part in order once it is walked (nil after the last),
     /// walking pieces itself while it would otherwise wait. Throws the worker's error.
-    func nextInOrder(walking walk: (Int) throws -> Part) throws -> Part? {
+    func nextInOrder(walking walk: ([UInt8]?, [UInt8]?) throws -> Part) throws -> Part? {
         condition.lock()
         while true {
             if let failure {
                 condition.unlock()
                 throw failure
             }
-            if consumed == parts.count {
+            if allCut && consumed == ranges.count {
                 condition.unlock()
                 return nil
             }
-            if walked[consumed] {
+            if consumed < ranges.count && walked[consumed] {
                 let part = parts[consumed].take()
                 consumed += 1
                 condition.broadcast()
                 condition.unlock()
                 return part
             }
-            if nextToTake < parts.count && nextToTake < consumed + window {
+            if canTake {
                 let i = nextToTake
+                let range = ranges[i]
                 nextToTake += 1
                 condition.unlock()
-                let part = try walk(i)
+                let part = try walk(range.lower, range.upper)
                 condition.lock()
                 parts[i] = part
                 walked[i] = true

@@ -82,6 +82,40 @@ struct PartitionedScanTests {
         }
     }
 
+    @Test("A helper thread handed in walks pieces, an error in either thread is thrown, and the helper is left running")
+    func aHelperHandedInIsLeftRunning() throws {
+        let db = try Database.temporary()
+        defer { try? db.close() }
+        let c = try db.defaultCollection()
+        let ids = (0..<3_000).map { "d\($0)" }
+        _ = try c.save(jsonDocuments: ids.map { ($0, #"{"n": 1}"#) })
+        let store = try c.currentStore()
+        let worker = WorkerThread(name: "tessera.test-scan-helper")
+        defer { worker.stop() }
+        var seen: [String] = []
+        try db.write { ctx in
+            try PartitionedScan.run(store.documents, txn: ctx.txn, minimumDocuments: 1, pieces: 64, worker: worker) { _ in
+                [String]()
+            } visit: { part, r in
+                part.append(String(decoding: r.id, as: UTF8.self))
+            } consume: { seen.append(contentsOf: $0) }
+        }
+        #expect(seen == ids.sorted { Array($0.utf8).lexicographicallyPrecedes(Array($1.utf8)) })
+        // An error in a piece (whichever thread walks it) is thrown once both have stopped.
+        struct Stop: Error {}
+        #expect(throws: Stop.self) {
+            try db.write { ctx in
+                try PartitionedScan.run(store.documents, txn: ctx.txn, minimumDocuments: 1, pieces: 64, worker: worker) { _ in
+                    0
+                } visit: { _, r in
+                    if String(decoding: r.id, as: UTF8.self) == "d2500" { throw Stop() }
+                } consume: { _ in }
+            }
+        }
+        // The scan did not stop the helper: it runs the next work handed to it.
+        PipelinedAppendTests.drain(worker)
+    }
+
     @Test("A document table the transaction changed is read by the writer alone, as it stands")
     func aChangedTableIsReadByTheWriter() throws {
         let db = try Database.temporary()

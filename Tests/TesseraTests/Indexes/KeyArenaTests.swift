@@ -197,7 +197,7 @@ struct KeyArenaTests {
     @Test("Grouped back-fill sort equals the general sort (seeded)")
     func groupedSortEqualsGeneralSort() {
         var r = KeyTestRNG(seed: 0xB4CF)
-        var grouped = 0
+        var grouped = 0, lone = 0
         for round in 0..<120 {
             let columns = 1 + r.below(2)
             let pool = (0..<(1 + r.below(round % 3 == 0 ? 400 : 12))).map { _ in
@@ -216,12 +216,19 @@ struct KeyArenaTests {
             var arena = KeyArena()
             var groups: TupleGroups? = TupleGroups()
             var groupedFrom = 0
+            var severalKeys = false
             for id in ids.sorted(by: { compareBinary($0, $1) < 0 }) {
                 let idBytes = Array(id.utf8)
-                for _ in 0..<r.below(5) {
+                // Every fourth round one key per document (a value index): no key can repeat,
+                // and the grouped sort places the keys without reading them.
+                let keys = round % 4 == 1 ? 1 : r.below(5)
+                for _ in 0..<keys {
                     for v in r.pick(pool) { arena.appendComponent(ValueGen.reRepresent(v, &r)) }
                     idBytes.withUnsafeBytes { arena.finishKey(docID: $0) }
                 }
+                // As a back-fill notes a document's only key.
+                if keys == 1 { arena.noteLoneKey() }
+                if keys > 1 { severalKeys = true }
                 if r.chance(5) {
                     if groups?.add(arena, from: groupedFrom) == false { groups = nil }
                     groupedFrom = arena.count
@@ -237,10 +244,13 @@ struct KeyArenaTests {
             if whole.add(arena, from: 0) { #expect(entries(arena.sortedEntries(grouped: whole)) == expected, "round \(round)") }
             if let groups {
                 grouped += 1
+                if !arena.mayRepeat { lone += 1 }
                 #expect(entries(arena.sortedEntries(grouped: groups)) == expected, "round \(round), grouped in pieces")
             }
+            #expect(arena.mayRepeat == severalKeys, "round \(round)")
         }
         #expect(grouped >= 30, "only \(grouped) of 120 rounds could be grouped")
+        #expect(lone >= 10, "only \(lone) grouped rounds had one key per document")
     }
 }
 

@@ -22,6 +22,11 @@ struct KeyArena {
     private(set) var inexact: [Bool] = []
     /// The key being built has an inexact component.
     private var pendingInexact = false
+    /// How many keys are known to be the only key of their document (`noteLoneKey`).
+    private var loneKeys = 0
+    /// Whether two keys may be equal: a key ends with its document's ID, so only keys of one
+    /// document can be, and only when some key is not known to be its document's only one.
+    var mayRepeat: Bool { loneKeys < count }
 
     /// The number of keys.
     var count: Int { starts.count - 1 }
@@ -51,12 +56,27 @@ struct KeyArena {
     /// How many keys ahead a loop over keys in sorted order requests the next key's bytes.
     static let prefetchDistance = 8
 
-    /// Calls `body` with a function that gives the bytes of key `i`, all valid during the call.
+    /// The keys of an arena by number, valid during `withKeys` (and on any thread: nothing
+    /// writes to the arena meanwhile).
+    struct Keys: @unchecked Sendable {
+        // @unchecked Sendable: read-only views of the arena's buffers while `withKeys` runs.
+        fileprivate let base: UnsafeRawPointer
+        fileprivate let starts: UnsafeBufferPointer<Int>
+
+        /// The bytes of key `i`.
+        @inline(__always)
+        subscript(i: Int) -> UnsafeRawBufferPointer {
+            UnsafeRawBufferPointer(start: base + starts[i], count: starts[i + 1] - starts[i])
+        }
+    }
+
+    /// Calls `body` with the arena's keys, all valid during the call.
     @inline(__always)
-    func withKeys<R>(_ body: ((Int) -> UnsafeRawBufferPointer) throws -> R) rethrows -> R {
+    func withKeys<R>(_ body: (Keys) throws -> R) rethrows -> R {
         try bytes.withUnsafeBytes { all in
             try starts.withUnsafeBufferPointer { s in
-                try body { i in UnsafeRawBufferPointer(start: all.baseAddress! + s[i], count: s[i + 1] - s[i]) }
+                // An empty arena's buffer may have no address; no key is read from it then.
+                try body(Keys(base: all.baseAddress ?? UnsafeRawPointer(bitPattern: 1)!, starts: s))
             }
         }
     }
@@ -71,7 +91,11 @@ struct KeyArena {
         starts.append(0)
         inexact.removeAll(keepingCapacity: true)
         pendingInexact = false
+        loneKeys = 0
     }
+
+    /// Records that the key just finished is the only key of its document.
+    mutating func noteLoneKey() { loneKeys += 1 }
 
     /// Appends every key of `other` after this arena's, in their order.
     mutating func append(contentsOf other: KeyArena) {
@@ -83,6 +107,7 @@ struct KeyArena {
             starts.append(contentsOf: s[1...].lazy.map { $0 + offset })
         }
         inexact.append(contentsOf: other.inexact)
+        loneKeys += other.loneKeys
     }
 
     /// Forgets the keys from `index` on.
@@ -91,6 +116,7 @@ struct KeyArena {
         starts.removeSubrange((index + 1)...)
         inexact.removeSubrange(index...)
         pendingInexact = false
+        loneKeys = 0
     }
 
     // MARK: - Building a key
@@ -220,6 +246,8 @@ extension KeyArena {
                     order[next[r]] = i
                     next[r] += 1
                 }
+                // Every key is its document's only one: none repeats, and none is read here.
+                if !mayRepeat { return order.map { Entry(key: $0, occurrences: 1, exact: !inexact[$0]) } }
                 // Merge repeats: equal keys are neighbours within a group (one document's).
                 // The keys are read in sorted order, scattered over the arena: each one's end is
                 // requested a few keys ahead.

@@ -192,7 +192,9 @@ extension KeyedIndexKind {
             let whole = headAlone && BinaryValue.root(body).map { entriesAreWhole(index, in: $0, evaluation: &evaluation) } == true
             if !whole { body = DocumentRecord.body(try r.whole()) }
         }
+        let before = arena.count
         appendEntries(index, docID: k, body: body, evaluation: &evaluation, into: &arena)
+        if arena.count - before == 1 { arena.noteLoneKey() }
     }
 
     /// Every document's keys into one buffer, in the documents table's order, each computed
@@ -212,13 +214,14 @@ extension KeyedIndexKind {
     /// (`PartitionedScan`), each piece into an arena of its own, joined in ID order and grouped
     /// as it is joined, while the other thread reads on.
     func allEntries(_ index: IndexStore, txn: WriteTransaction, docs: DocumentTables,
-                    minimumDocuments: Int = PartitionedScan.minimumDocuments) throws -> (KeyArena, TupleGroups?) {
+                    minimumDocuments: Int = PartitionedScan.minimumDocuments,
+                    worker: WorkerThread? = nil) throws -> (KeyArena, TupleGroups?) {
         // Room for a key of about 32 bytes per document, joined piece after piece without
         // copying what is joined already (more grows the arena as usual).
         let documents = try txn.count(docs.records)
         var arena = KeyArena(reservingBytes: max(documents * 32, 1 << 16), keys: documents)
         var groups: TupleGroups? = TupleGroups(reservingKeys: documents)
-        try PartitionedScan.run(docs, txn: txn, minimumDocuments: minimumDocuments) { snapshot in
+        try PartitionedScan.run(docs, txn: txn, minimumDocuments: minimumDocuments, worker: worker) { snapshot in
             (arena: KeyArena(reservingBytes: 64 << 10), evaluation: KeyedEvaluation(index: index, snapshot: snapshot, hinted: true))
         } visit: { part, r in
             try self.appendDocument(index, record: r, damagedID: true, headAlone: true, evaluation: &part.evaluation, into: &part.arena)
@@ -231,25 +234,30 @@ extension KeyedIndexKind {
     }
 
     /// Collects every entry, sorts them and appends them in key order; the planner statistics
-    /// are taken from the sorted keys on the way (no second walk of the index).
+    /// are taken from the sorted keys on the way (no second walk of the index). A large table
+    /// gets one helper thread for the whole back-fill, started first (a thread takes a while
+    /// to start): it reads half the documents, then fills the batches the writer appends
+    /// (`PipelinedAppend`).
     func backfill(_ index: IndexStore, txn: WriteTransaction, docs: DocumentTables, meta: StorageTable) throws {
-        let (arena, groups) = try allEntries(index, txn: txn, docs: docs)
+        let worker = try PartitionedScan.hasSecondCore && txn.count(docs.records) >= PartitionedScan.minimumDocuments
+            ? WorkerThread(name: "tessera-backfill") : nil
+        defer { worker?.stop() }
+        let (arena, groups) = try allEntries(index, txn: txn, docs: docs, worker: worker)
         // allEntries reads the document table in ID order.
         let sorted = groups.map { arena.sortedEntries(grouped: $0) } ?? arena.sortedEntries()
         var statistics = IndexStatistics.Builder(entries: sorted.count, columns: index.expressions.count)
-        try arena.withKeys { key in
-            var batch = StorageAppendBatch()
+        try arena.withKeys { keys in
             let ahead = KeyArena.prefetchDistance
-            for j in sorted.indices {
-                // Keys in sorted order are scattered over the arena: request one a few ahead.
-                if j &+ ahead < sorted.count, let p = key(sorted[j &+ ahead].key).baseAddress { prefetchMemory(p) }
-                let e = sorted[j]
-                let k = key(e.key)
-                statistics.add(key: k)
-                Self.withEntryValue(e) { value in batch.add(key: k, value: value) }
-                if batch.isFull { try txn.append(&batch, to: index.table) }
+            try PipelinedAppend.run(count: sorted.count, txn: txn, table: index.table, worker: worker) { range, batch in
+                for j in range {
+                    // Keys in sorted order are scattered over the arena: request one a few ahead.
+                    if j &+ ahead < sorted.count, let p = keys[sorted[j &+ ahead].key].baseAddress { prefetchMemory(p) }
+                    let e = sorted[j]
+                    let k = keys[e.key]
+                    statistics.add(key: k)
+                    Self.withEntryValue(e) { value in batch.add(key: k, value: value) }
+                }
             }
-            try txn.append(&batch, to: index.table)
         }
         try statistics.statistics.store(index, txn: txn, meta: meta)
     }
