@@ -35,9 +35,16 @@ let package = Package(
         ),
         // ICU (apt libicu-dev) behind a small C bridge whose header has no ICU types, so that
         // it never meets the ICU copy bundled with Foundation (see Sources/CICU/include/CICU.h).
+        // On Linux the bridge opens the ICU libraries the first time it needs them (dlopen), so
+        // a process that never collates, folds case or matches a regex does not load them.
         .target(
             name: "CICU",
-            linkerSettings: [.linkedLibrary("icui18n"), .linkedLibrary("icuuc"), .linkedLibrary("icudata")]
+            linkerSettings: [
+                .linkedLibrary("dl", .when(platforms: [.linux])),
+                .linkedLibrary("icui18n", .when(platforms: [.macOS])),
+                .linkedLibrary("icuuc", .when(platforms: [.macOS])),
+                .linkedLibrary("icudata", .when(platforms: [.macOS])),
+            ]
         ),
         // LMDB calls that return an error instead of dying when a damaged page makes LMDB
         // fault (SIGSEGV, SIGBUS) or fail an assertion (Sources/CLMDBGuard/include/CLMDBGuard.h).

@@ -17,6 +17,11 @@
 //       another process has it open); prints "compacted N refused M".
 //   TesseraProcessWriter check DIR
 //       Prints the integrity report's first line and the document counts per owner.
+//   TesseraProcessWriter icu DIR
+//       Saves and queries documents, creates and uses a value index, printing "icu no" or
+//       "icu yes" (whether the system ICU is mapped into the process); then lower-cases a
+//       non-ASCII string in a query (ICU's case mapping), printing the result and "icu …"
+//       again.
 //
 // Every mode works on the collection `shared`, which the test creates first.
 import Tessera
@@ -126,8 +131,30 @@ do {
         let rows = try db.createQuery("SELECT owner, COUNT(*) AS n FROM shared WHERE owner IS VALUED GROUP BY owner ORDER BY owner").execute()
         try rows.forEach { row in say("\(row.string(forKey: "owner") ?? "?") \(row.int(forKey: "n"))") }
         try db.close()
+    case ("icu", 2):
+        // Whether the system ICU library is mapped into this process.
+        func icuMapped() -> String {
+            guard let f = fopen("/proc/self/maps", "r") else { fail("cannot read /proc/self/maps") }
+            defer { fclose(f) }
+            var line = [CChar](repeating: 0, count: 4096)
+            while fgets(&line, Int32(line.count), f) != nil {
+                if strstr(line, "libicuuc.so") != nil { return "icu yes" }
+            }
+            return "icu no"
+        }
+        let (db, c) = try openShared(args[1])
+        try c.save(id: "word", properties: ["s": "ÉTÉ", "n": 1])
+        try c.createIndex(withName: "byN", config: ValueIndexConfiguration(["n"]))
+        let found = try db.createQuery("SELECT meta().id AS id FROM shared WHERE n = 1").execute().allResults().count
+        say("found \(found)")
+        say(icuMapped())
+        let lower = try db.createQuery("SELECT LOWER(s) AS l FROM shared WHERE meta().id = 'word'").execute()
+            .allResults().first?.string(forKey: "l") ?? "?"
+        say("lower \(lower)")
+        say(icuMapped())
+        try db.close()
     default:
-        fail("usage: TesseraProcessWriter hold DIR MS | write DIR OWNER BATCHES | ddl DIR | stamps DIR COUNT MS | compact DIR MS | check DIR")
+        fail("usage: TesseraProcessWriter hold DIR MS | write DIR OWNER BATCHES | ddl DIR | stamps DIR COUNT MS | compact DIR MS | check DIR | icu DIR")
     }
 } catch {
     fail("\(error)")

@@ -52,6 +52,29 @@ struct MultiProcessTests {
         }
     }
 
+    /// The ICU libraries are opened on first use (`Sources/CICU/icu_bridge.c`): a process
+    /// that saves, indexes and queries documents without Unicode case mapping, collation,
+    /// normalization or regexes never maps them; the first call that needs them loads them
+    /// and works.
+    @Test func icuIsLoadedWhenTextFirstNeedsIt() throws {
+        try #require(FileManager.default.isExecutableFile(atPath: Self.helperPath), "helper not built at \(Self.helperPath)")
+        let dir = ScratchDirectory("icu-on-first-use")
+        defer { dir.remove() }
+        do {
+            let db = try Database(path: dir.path)
+            _ = try db.createCollection(name: "shared")
+            try db.close()
+        }
+        let child = try Child(["icu", dir.path])
+        let (status, text, err) = child.finish()
+        #expect(status == 0, "helper failed: \(err)")
+        #if os(Linux)
+        #expect(text == "found 1\nicu no\nlower été\nicu yes\n", "\(text)")
+        #else
+        #expect(text.contains("lower été"), "\(text)")
+        #endif
+    }
+
     @Test func aSecondWriterWaitsAndBothProcessesWritesArePresent() throws {
         try #require(FileManager.default.isExecutableFile(atPath: Self.helperPath), "helper not built at \(Self.helperPath)")
         let dir = ScratchDirectory("two-processes")
