@@ -366,7 +366,8 @@ import Darwin
         writtenBytes &+= batch.byteCount
         var next = 0
         while next < batch.count {
-            var first = batch.keys[next]
+            let (firstKey, _) = batch.entry(next)
+            var first = MDB_val(mv_size: firstKey.count, mv_data: UnsafeMutableRawPointer(mutating: firstKey.baseAddress))
             if !appendedTables.contains(table.dbi) { try checkLeaf(table, &first) }
             noteChange(table.dbi)
             var count = 0
@@ -642,7 +643,9 @@ package struct OrderedWrites {
 
 /// Entries to append to a table in ascending key order (`Transaction.append(_:to:)`): keys by
 /// reference (their bytes must stay valid and unchanged until the batch is written), values
-/// copied into the batch or, with `add(key:referencing:)`, by reference too.
+/// copied into the batch or, with `add(key:referencing:)`, by reference too. A batch may
+/// instead copy every key (`add(copyingKey:value:)`): LMDB then reads the keys one after
+/// another from one buffer (a batch filled on another thread from keys scattered over memory).
 package struct AppendBatch {
     // @usableFromInline: `add` and `isFull` run once per entry of a back-fill or write-out in
     // another module, and a call per entry showed (an index of 100,000 entries).
@@ -652,6 +655,10 @@ package struct AppendBatch {
     /// Per entry: where its copied value starts in `valueBytes`, or -1 (by reference).
     @usableFromInline var copiedAt: [Int] = []
     @usableFromInline var valueBytes: [UInt8] = []
+    /// The keys' bytes when they are copied: each key's `mv_data` is then its offset in
+    /// `keyBytes` plus one, as an address, until the batch is written.
+    @usableFromInline var keyBytes: [UInt8] = []
+    @usableFromInline var keysCopied = false
     /// Entries after which `isFull` says to write the batch.
     package let capacity: Int
     /// Bytes of the entries' keys and values.
@@ -681,6 +688,19 @@ package struct AppendBatch {
         if value.count > 0 { valueBytes.append(contentsOf: value) }
     }
 
+    /// Adds an entry whose key and value are both copied. A batch copies every key or none.
+    @inlinable @inline(__always)
+    package mutating func add(copyingKey key: UnsafeRawBufferPointer, value: UnsafeRawBufferPointer) {
+        assert(keysCopied || keys.isEmpty, "AppendBatch: keys by reference and copied keys in one batch")
+        keysCopied = true
+        byteCount &+= key.count &+ value.count
+        keys.append(MDB_val(mv_size: key.count, mv_data: UnsafeMutableRawPointer(bitPattern: keyBytes.count &+ 1)))
+        keyBytes.append(contentsOf: key)
+        values.append(MDB_val(mv_size: value.count, mv_data: nil))
+        copiedAt.append(valueBytes.count)
+        if value.count > 0 { valueBytes.append(contentsOf: value) }
+    }
+
     /// Adds an entry whose key and value both stay valid until the batch is written.
     @inlinable @inline(__always)
     package mutating func add(key: UnsafeRawBufferPointer, referencing value: UnsafeRawBufferPointer) {
@@ -697,11 +717,18 @@ package struct AppendBatch {
         values.removeAll(keepingCapacity: true)
         copiedAt.removeAll(keepingCapacity: true)
         valueBytes.removeAll(keepingCapacity: true)
+        keyBytes.removeAll(keepingCapacity: true)
+        keysCopied = false
     }
 
     /// Entry `i` (valid until the batch changes).
     package func entry(_ i: Int) -> (UnsafeRawBufferPointer, UnsafeRawBufferPointer) {
-        let key = UnsafeRawBufferPointer(start: keys[i].mv_data, count: keys[i].mv_size)
+        let key = keysCopied
+            ? keyBytes.withUnsafeBytes { b in
+                let at = Int(bitPattern: keys[i].mv_data) - 1
+                return UnsafeRawBufferPointer(rebasing: b[at..<(at + keys[i].mv_size)])
+            }
+            : UnsafeRawBufferPointer(start: keys[i].mv_data, count: keys[i].mv_size)
         let at = copiedAt[i], n = values[i].mv_size
         if at < 0 { return (key, UnsafeRawBufferPointer(start: values[i].mv_data, count: n)) }
         return (key, valueBytes.withUnsafeBytes { UnsafeRawBufferPointer(rebasing: $0[at..<(at + n)]) })
@@ -716,9 +743,22 @@ package struct AppendBatch {
                 if at < 0 { return values[i] }
                 return MDB_val(mv_size: values[i].mv_size, mv_data: values[i].mv_size == 0 ? nil : base! + at)
             }
-            return keys.withUnsafeBufferPointer { k in
-                resolved.withUnsafeBufferPointer { v in
-                    body(UnsafeRawPointer(k.baseAddress! + first), UnsafeRawPointer(v.baseAddress!), keys.count - first)
+            guard keysCopied else {
+                return keys.withUnsafeBufferPointer { k in
+                    resolved.withUnsafeBufferPointer { v in
+                        body(UnsafeRawPointer(k.baseAddress! + first), UnsafeRawPointer(v.baseAddress!), keys.count - first)
+                    }
+                }
+            }
+            return keyBytes.withUnsafeBytes { kb in
+                let kbase = UnsafeMutableRawPointer(mutating: kb.baseAddress)
+                let resolvedKeys = (first..<keys.count).map { i -> MDB_val in
+                    MDB_val(mv_size: keys[i].mv_size, mv_data: kbase.map { $0 + (Int(bitPattern: keys[i].mv_data) - 1) })
+                }
+                return resolvedKeys.withUnsafeBufferPointer { k in
+                    resolved.withUnsafeBufferPointer { v in
+                        body(UnsafeRawPointer(k.baseAddress!), UnsafeRawPointer(v.baseAddress!), keys.count - first)
+                    }
                 }
             }
         }

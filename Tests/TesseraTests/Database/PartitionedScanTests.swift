@@ -169,7 +169,7 @@ struct PartitionedScanTests {
         }
     }
 
-    @Test("A batch of appends stores what puts with .append store, out-of-order keys included (seeded)")
+    @Test("A batch of appends stores what puts with .append store, out-of-order keys and copied keys included (seeded)")
     func appendBatch() throws {
         try DeferredPutsTests.withStore("append-batch") { store in
             var r = SplitMix64(seed: 23)
@@ -187,19 +187,27 @@ struct PartitionedScanTests {
                 var keys = Set<[UInt8]>()
                 for _ in 0..<(1 + r.int(3_000)) { keys.insert([UInt8(r.int(256)), UInt8(r.int(256)), UInt8(r.int(256))]) }
                 let sorted = keys.sorted { $0.lexicographicallyPrecedes($1) }
+                // Odd rounds copy the keys into the batch, which is written only when full.
+                let copying = round % 2 == 1
                 try store.write { w in
                     var batch = StorageAppendBatch(capacity: 1 + r.int(500))
                     for k in sorted {
                         let value: [UInt8] = r.int(3) == 0 ? [UInt8(r.int(256)), 1, 2] : []
                         try k.withUnsafeBytes { key in
                             try value.withUnsafeBytes { v in
-                                batch.add(key: key, value: v)
-                                // Keys must stay valid until the batch is written: write at once.
-                                try w.append(&batch, to: table)
+                                if copying {
+                                    batch.add(copyingKey: key, value: v)
+                                    if batch.isFull { try w.append(&batch, to: table) }
+                                } else {
+                                    batch.add(key: key, value: v)
+                                    // Keys must stay valid until the batch is written: write at once.
+                                    try w.append(&batch, to: table)
+                                }
                             }
                         }
                         model[k] = value
                     }
+                    try w.append(&batch, to: table)
                 }
                 try store.read { txn in
                     var stored: [[UInt8]: [UInt8]] = [:]

@@ -68,6 +68,18 @@ struct KeyArena {
         subscript(i: Int) -> UnsafeRawBufferPointer {
             UnsafeRawBufferPointer(start: base + starts[i], count: starts[i + 1] - starts[i])
         }
+
+        /// Requests where key `i` starts and ends (a loop over keys in sorted order reads
+        /// them out of order: this some keys before `prefetchKey`, which needs them).
+        @inline(__always)
+        func prefetchBounds(_ i: Int) { prefetchMemory(starts.baseAddress! + i) }
+
+        /// Requests the first and last bytes of key `i` (its tuple and its trailer).
+        @inline(__always)
+        func prefetchKey(_ i: Int) {
+            prefetchMemory(base + starts[i])
+            prefetchMemory(base + (starts[i + 1] &- 1))
+        }
     }
 
     /// Calls `body` with the arena's keys, all valid during the call.

@@ -250,12 +250,15 @@ extension KeyedIndexKind {
             let ahead = KeyArena.prefetchDistance
             try PipelinedAppend.run(count: sorted.count, txn: txn, table: index.table, worker: worker) { range, batch in
                 for j in range {
-                    // Keys in sorted order are scattered over the arena: request one a few ahead.
-                    if j &+ ahead < sorted.count, let p = keys[sorted[j &+ ahead].key].baseAddress { prefetchMemory(p) }
+                    // Keys in sorted order are scattered over the arena: request where one
+                    // starts and ends well ahead, and its bytes a few ahead.
+                    if j &+ 2 &* ahead < sorted.count { keys.prefetchBounds(sorted[j &+ 2 &* ahead].key) }
+                    if j &+ ahead < sorted.count { keys.prefetchKey(sorted[j &+ ahead].key) }
                     let e = sorted[j]
                     let k = keys[e.key]
                     statistics.add(key: k)
-                    Self.withEntryValue(e) { value in batch.add(key: k, value: value) }
+                    // Copied: the writer's thread then reads the keys in order from one buffer.
+                    Self.withEntryValue(e) { value in batch.add(copyingKey: k, value: value) }
                 }
             }
         }
