@@ -462,6 +462,78 @@ static int check_path(const tessera_lmdb_tree *tree, const MDB_val *key, unsigne
     return TESSERA_LMDB_DAMAGED_PAGE;  // deeper than the table's record says
 }
 
+// Cuts of a committed tree into runs of about the same number of pages, from its top levels:
+// the subtrees of one level are about the same size (a B-tree is balanced, every page at least
+// half full), so the lower bounds of every (n / wanted)-th subtree of the highest level with
+// at least `wanted` of them cut the table into `wanted` runs, reading only the pages above it.
+// Two levels at a time live in the caller's scratch (halves of `capacity` nodes each); a level
+// that would not fit is not descended into.
+static int cut_keys(const tessera_lmdb_tree *tree, unsigned wanted, MDB_val *cuts, unsigned *count,
+                    tessera_lmdb_cut_node *scratch, size_t capacity) {
+    *count = 0;
+    if (wanted < 2 || tree->depth < 2 || capacity < 2) return 0;
+    const unsigned page_size = tree->page_size;
+    const size_t half = capacity / 2;
+    tessera_lmdb_cut_node *level = scratch, *next = scratch + half;
+    size_t n = 1;
+    level[0] = (tessera_lmdb_cut_node){ tree->root, NULL, 0 };
+    // Down through the branch levels while the current one has fewer than `wanted` subtrees.
+    for (unsigned depth = 1; depth < tree->depth && n < wanted; depth++) {
+        size_t total = 0;
+        for (size_t i = 0; i < n; i++) {
+            const unsigned char *p = tree_page(tree, level[i].page);
+            if (p == NULL || !branch_is_valid(p, level[i].page, tree)) return TESSERA_LMDB_DAMAGED_PAGE;
+            uint16_t lower;
+            memcpy(&lower, p + 12, 2);
+            total += (unsigned)(lower - 16) >> 1;
+        }
+        if (total > half) break;
+        size_t m = 0;
+        for (size_t i = 0; i < n; i++) {
+            const unsigned char *p = tree_page(tree, level[i].page);
+            uint16_t lower;
+            memcpy(&lower, p + 12, 2);
+            unsigned nodes = (unsigned)(lower - 16) >> 1;
+            for (unsigned j = 0; j < nodes; j++) {
+                uint16_t ks;
+                const unsigned char *node = tree_node(p, j, page_size, &ks);
+                uint16_t a, b, c;
+                memcpy(&a, node, 2);
+                memcpy(&b, node + 2, 2);
+                memcpy(&c, node + 4, 2);
+                // A branch's first node has no key of its own: its subtree starts where the
+                // branch does.
+                next[m++] = (tessera_lmdb_cut_node){ (uint64_t)a | (uint64_t)b << 16 | (uint64_t)c << 32,
+                                                     j == 0 ? level[i].lower : node + 8,
+                                                     j == 0 ? level[i].lower_size : ks };
+            }
+        }
+        tessera_lmdb_cut_node *t = level;
+        level = next;
+        next = t;
+        n = m;
+    }
+    // Every (n / wanted)-th subtree's lower bound, ascending and distinct.
+    unsigned made = 0;
+    const unsigned pieces = n < wanted ? (unsigned)n : wanted;
+    for (unsigned j = 1; j < pieces; j++) {
+        const tessera_lmdb_cut_node *at = &level[(size_t)j * n / pieces];
+        if (at->lower == NULL || at->lower_size == 0) continue;
+        if (made > 0 && tree_compare(cuts[made - 1].mv_data, cuts[made - 1].mv_size, at->lower, at->lower_size) >= 0) continue;
+        cuts[made].mv_data = (void *)at->lower;
+        cuts[made].mv_size = at->lower_size;
+        made++;
+    }
+    *count = made;
+    return 0;
+}
+
+int tessera_lmdb_cut_keys(const tessera_lmdb_tree *tree, unsigned wanted, void *cuts, unsigned *count,
+                          tessera_lmdb_cut_node *scratch, size_t capacity) {
+    *count = 0;
+    GUARDED(cut_keys(tree, wanted, (MDB_val *)cuts, count, scratch, capacity));
+}
+
 int tessera_lmdb_check_path(const tessera_lmdb_tree *tree, void *key, unsigned char *checked, size_t checked_pages) {
     GUARDED(check_path(tree, (const MDB_val *)key, checked, checked_pages));
 }

@@ -91,6 +91,39 @@ import Darwin
                                           pages.end.load(ordering: .relaxed), pages.pageSize))
     }
 
+    /// For a write transaction: keys that cut `table` into at most `pieces` runs of about the
+    /// same number of pages, ascending, read from the branch pages at the top of its committed
+    /// tree (`tessera_lmdb_cut_keys`: a few pages, not a walk of the keys). Nil when the tree
+    /// cannot be read so: a table this transaction has changed or created, an empty one, a
+    /// map not known yet, or a page that does not look as expected (the caller walks the keys
+    /// instead, which reports damage as any read does).
+    package func cutKeys(_ table: Table, pieces: Int) -> [[UInt8]]? {
+        guard pieces > 1, let pages, !hasChanged(table) else { return nil }
+        var base = pages.base.load(ordering: .relaxed)
+        if base == 0 {
+            // Not known yet: learn it from the table's first key (the table is unchanged, so
+            // its pages are the file's, in the map).
+            var cursor: OpaquePointer?
+            guard tessera_mdb_cursor_open(UnsafeMutableRawPointer(handle), table.dbi, &cursor) == 0, let cursor else { return nil }
+            var k = MDB_val(), v = MDB_val()
+            let rc = tessera_mdb_cursor_get(UnsafeMutableRawPointer(cursor), &k, &v, MDB_FIRST.rawValue)
+            mdb_cursor_close(cursor)
+            guard rc == 0, (try? pages.recheck(start: UInt(bitPattern: k.mv_data), count: k.mv_size)) != nil else { return nil }
+            base = pages.base.load(ordering: .relaxed)
+        }
+        guard base != 0, var tree = try? committedTree(of: table, base: base) else { return nil }
+        let capacity = 16_384
+        let scratch = UnsafeMutablePointer<tessera_lmdb_cut_node>.allocate(capacity: capacity)
+        defer { scratch.deallocate() }
+        var cuts = [MDB_val](repeating: MDB_val(), count: pieces - 1)
+        var count: UInt32 = 0
+        let rc = cuts.withUnsafeMutableBufferPointer { c in
+            tessera_lmdb_cut_keys(&tree, UInt32(min(pieces, Int(UInt32.max))), c.baseAddress, &count, scratch, capacity)
+        }
+        guard rc == 0 else { return nil }
+        return cuts[0..<Int(count)].map { Array(UnsafeRawBufferPointer(start: $0.mv_data, count: $0.mv_size)) }
+    }
+
     /// For a write transaction: a bit per page of the file, set for the pages its leaf checks
     /// have checked (`tessera_lmdb_check_path`).
     @exclusivity(unchecked) @usableFromInline var checkedPages: UnsafeMutablePointer<UInt8>?

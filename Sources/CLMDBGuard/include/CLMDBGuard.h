@@ -136,6 +136,24 @@ int tessera_lmdb_tree_of(void *txn, const void *name, size_t name_size, unsigned
 int tessera_mdb_get_many(const tessera_lmdb_tree *tree, size_t count, const void *keys, void *values,
                          unsigned char *found);
 
+/// A subtree met by `tessera_lmdb_cut_keys`: its page and its first key as its parent has it.
+typedef struct {
+    unsigned long long page;
+    const unsigned char *lower;
+    unsigned short lower_size;
+} tessera_lmdb_cut_node;
+
+/// Keys that cut `tree` (a committed tree, from `tessera_lmdb_tree_of`) into at most `wanted`
+/// runs of about the same number of pages, ascending: the first keys of every (n / wanted)-th
+/// of the n subtrees of the highest level that has at least `wanted` (a lower level if none
+/// has and it fits in half of `scratch`, `capacity` nodes). Reads only the branch pages above
+/// that level, each checked as `tessera_lmdb_check_path` checks one. `cuts` (an MDB_val array
+/// of `wanted - 1`) points into the map: valid while the transaction runs. Returns 0 with
+/// `*count` cuts (none for a table of one page), TESSERA_LMDB_DAMAGED_PAGE or
+/// TESSERA_LMDB_FAULT.
+int tessera_lmdb_cut_keys(const tessera_lmdb_tree *tree, unsigned wanted, void *cuts, unsigned *count,
+                          tessera_lmdb_cut_node *scratch, size_t capacity);
+
 /// Before a write transaction changes `key` in a table: walks the table's committed B-tree
 /// (`tree`, from `tessera_lmdb_tree_of` in that transaction: the record of the last commit)
 /// from the root to the key's leaf and checks every page on the way — page number, kind,

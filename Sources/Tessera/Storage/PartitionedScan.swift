@@ -92,7 +92,11 @@ enum PartitionedScan {
         if worker == nil { thread.stop() }
         defer { finished.wait() }
         do {
-            try forEachCut(liveIDs, count: live, pieces: pieces, txn: txn) { shared.cut(at: $0) }
+            if let cuts = txn.cutKeys(docs.records, pieces: pieces), !cuts.isEmpty {
+                for cut in cuts { shared.cut(at: cut) }
+            } else {
+                try forEachCut(liveIDs, count: live, pieces: pieces, txn: txn) { shared.cut(at: $0) }
+            }
             shared.finishCutting()
             while let part = try shared.nextInOrder(walking: { try walk($0, $1, txn) }) { try consume(part) }
         } catch {

@@ -176,6 +176,10 @@ final class WriteTransaction: Snapshot {
     /// every table this transaction has not changed exactly as it does.
     func hasChanged(_ table: StorageTable) -> Bool { lmdb.hasChanged(table) }
 
+    /// Keys that cut `table` into at most `pieces` runs of about the same number of pages,
+    /// from the top of its committed tree; nil when it cannot be read so (`LMDB.Transaction.cutKeys`).
+    func cutKeys(_ table: StorageTable, pieces: Int) -> [[UInt8]]? { lmdb.cutKeys(table, pieces: pieces) }
+
     /// Begins a read snapshot of the last commit (what this transaction started from), to be
     /// read on another thread; end it with `endReadSnapshot(_:)` on this thread.
     func beginReadSnapshot() throws -> Snapshot { try store.beginSnapshot() }

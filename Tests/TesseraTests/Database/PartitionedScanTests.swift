@@ -75,7 +75,9 @@ struct PartitionedScanTests {
                     part.append((String(decoding: r.id, as: UTF8.self), Array(try r.whole())))
                 } consume: { parts.append($0) }
             }
-            #expect(parts.count == pieces, "\(shape), \(pieces) pieces")
+            // Cut from the top of the document table's tree: at most `pieces` runs, fewer when
+            // the tree has fewer leaves (2,000 small documents: about 55).
+            #expect(parts.count > 1 && parts.count <= pieces, "\(shape), \(pieces) pieces")
             let joined = parts.flatMap { $0 }
             #expect(joined.map(\.0) == serial.map(\.0), "\(shape), \(pieces) pieces")
             #expect(joined.map(\.1) == serial.map(\.1), "\(shape), \(pieces) pieces")
@@ -114,6 +116,73 @@ struct PartitionedScanTests {
         }
         // The scan did not stop the helper: it runs the next work handed to it.
         PipelinedAppendTests.drain(worker)
+    }
+
+    @Test("Cut keys from the top of a committed tree: ascending runs of about the same size, none for a changed table")
+    func cutKeysFromTheTree() throws {
+        try DeferredPutsTests.withStore("cut-keys") { store in
+            var r = SplitMix64(seed: 31)
+            for (round, shape) in ["sequential", "random", "crowded", "prefix", "typed"].enumerated() {
+                let table = try store.write { w in try w.createTable("t\(round)") }
+                let ids = Self.ids(shape, count: 30_000, &r).map { Array($0.utf8) }
+                try store.write { w in for k in ids { try w.put(table, key: k, value: [UInt8](repeating: 1, count: 40)) } }
+                let sorted = ids.sorted { $0.lexicographicallyPrecedes($1) }
+                try store.write { w in
+                    for pieces in [2, 7, 64, 1_000] {
+                        guard let cuts = w.cutKeys(table, pieces: pieces) else {
+                            Issue.record("no cuts for \(shape), \(pieces) pieces")
+                            continue
+                        }
+                        #expect(cuts.count >= 1 && cuts.count <= pieces - 1, "\(shape), \(pieces): \(cuts.count) cuts")
+                        #expect(zip(cuts, cuts.dropFirst()).allSatisfy { $0.lexicographicallyPrecedes($1) }, "\(shape), \(pieces)")
+                        // Every cut is a stored key (the first of its subtree), and the runs
+                        // between cuts are within a factor of four of each other (B-tree pages
+                        // are half to wholly full).
+                        let at = cuts.map { c in sorted.firstIndex(of: c) }
+                        #expect(!at.contains(nil), "\(shape), \(pieces)")
+                        let bounds = [0] + at.compactMap { $0 } + [sorted.count]
+                        let runs = zip(bounds, bounds.dropFirst()).map { $1 - $0 }
+                        if pieces <= 64 {
+                            #expect(runs.max()! <= 4 * runs.min()! + 200, "\(shape), \(pieces): runs \(runs)")
+                        }
+                    }
+                    // Once the transaction writes to the table, its committed tree is not what
+                    // it reads: no cuts from it.
+                    try w.put(table, key: Array("zz-new".utf8), value: [])
+                    #expect(w.cutKeys(table, pieces: 8) == nil)
+                }
+            }
+            // A table of one page has nothing to cut; a table made in this transaction none
+            // either (no committed tree).
+            let small = try store.write { w in try w.createTable("small") }
+            try store.write { w in for i in 0..<10 { try w.put(small, key: Array("k\(i)".utf8), value: []) } }
+            try store.write { w in
+                #expect(w.cutKeys(small, pieces: 8) == [])
+                let fresh = try w.createTable("fresh")
+                for i in 0..<5_000 { try w.put(fresh, key: Array("f\(1_000_000 + i)".utf8), value: []) }
+                #expect(w.cutKeys(fresh, pieces: 8) == nil)
+            }
+        }
+    }
+
+    @Test("A table of one page is cut by walking its live IDs")
+    func aSmallTableIsCutByItsIDs() throws {
+        let db = try Database.temporary()
+        defer { try? db.close() }
+        let c = try db.defaultCollection()
+        let ids = (0..<12).map { "d\($0)" }
+        _ = try c.save(jsonDocuments: ids.map { ($0, #"{"n": 1}"#) })
+        let store = try c.currentStore()
+        var parts: [[String]] = []
+        try db.write { ctx in
+            try PartitionedScan.run(store.documents, txn: ctx.txn, minimumDocuments: 1, pieces: 4) { _ in
+                [String]()
+            } visit: { part, r in
+                part.append(String(decoding: r.id, as: UTF8.self))
+            } consume: { parts.append($0) }
+        }
+        #expect(parts.count == 4)
+        #expect(parts.flatMap { $0 } == ids.sorted { Array($0.utf8).lexicographicallyPrecedes(Array($1.utf8)) })
     }
 
     @Test("A document table the transaction changed is read by the writer alone, as it stands")
