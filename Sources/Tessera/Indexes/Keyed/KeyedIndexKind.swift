@@ -28,6 +28,12 @@ protocol KeyedIndexKind: IndexKind {
     /// body of the first piece of a record in two pieces (`RecordPieces.swift`): a back-fill
     /// then reads the head alone.
     func entriesAreWhole(_ index: IndexStore, in head: BinaryValue, evaluation: inout KeyedEvaluation) -> Bool
+
+    /// `appendEntries` for the head of a record in two pieces, when what it reads is whole in
+    /// the head (`entriesAreWhole`); false, with nothing appended, when it is not. A kind may
+    /// check and append in one pass.
+    func appendEntries(_ index: IndexStore, docID: UnsafeRawBufferPointer, head: UnsafeRawBufferPointer,
+                       evaluation: inout KeyedEvaluation, into arena: inout KeyArena) -> Bool
 }
 
 /// A keyed kind whose entries stand for elements of documents' arrays (array indexes): an
@@ -187,14 +193,25 @@ extension KeyedIndexKind {
             if !damagedID { return }
             throw DatabaseError(.corrupt, "cannot index '\(index.collection)': a document ID of \(k.count) bytes is damaged")
         }
+        let before = arena.count
         var body = DocumentRecord.body(r.stored)
         if r.isContinued {
-            let whole = headAlone && BinaryValue.root(body).map { entriesAreWhole(index, in: $0, evaluation: &evaluation) } == true
-            if !whole { body = DocumentRecord.body(try r.whole()) }
+            if !headAlone || !appendEntries(index, docID: k, head: body, evaluation: &evaluation, into: &arena) {
+                body = DocumentRecord.body(try r.whole())
+                appendEntries(index, docID: k, body: body, evaluation: &evaluation, into: &arena)
+            }
+        } else {
+            appendEntries(index, docID: k, body: body, evaluation: &evaluation, into: &arena)
         }
-        let before = arena.count
-        appendEntries(index, docID: k, body: body, evaluation: &evaluation, into: &arena)
         if arena.count - before == 1 { arena.noteLoneKey() }
+    }
+
+    /// Checks what `appendEntries` reads is whole in the head, then appends from it.
+    func appendEntries(_ index: IndexStore, docID: UnsafeRawBufferPointer, head: UnsafeRawBufferPointer,
+                       evaluation: inout KeyedEvaluation, into arena: inout KeyArena) -> Bool {
+        guard let root = BinaryValue.root(head), entriesAreWhole(index, in: root, evaluation: &evaluation) else { return false }
+        appendEntries(index, docID: docID, body: head, evaluation: &evaluation, into: &arena)
+        return true
     }
 
     /// Every document's keys into one buffer, in the documents table's order, each computed

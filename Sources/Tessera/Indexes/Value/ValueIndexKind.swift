@@ -50,6 +50,25 @@ final class ValueIndexKind: KeyedIndexKind {
         return evaluation.forEachPlainValue(in: head) { $0?.isWholeScalar == true }
     }
 
+    /// From a head: each plain path's value encoded as it is found, as long as it is a scalar
+    /// whole in the head (one lookup per path, where checking first and appending after took
+    /// two).
+    func appendEntries(_ index: IndexStore, docID: UnsafeRawBufferPointer, head: UnsafeRawBufferPointer,
+                       evaluation: inout KeyedEvaluation, into arena: inout KeyArena) -> Bool {
+        guard index.whereClause == nil, evaluation.hasPlainPaths, let root = BinaryValue.root(head) else { return false }
+        let whole = evaluation.forEachPlainValue(in: root) { v in
+            guard let v, v.isWholeScalar else { return false }
+            arena.appendComponent(binary: v)
+            return true
+        }
+        guard whole else {
+            arena.discardUnfinished()
+            return false
+        }
+        arena.finishKey(docID: docID)
+        return true
+    }
+
     /// MIN/MAX of the leading expression of a full (not partial) index: its first entry after
     /// the NULLs, or its last entry.
     func answersExtreme(_ index: IndexStore, of expression: BoundExpr) -> Bool {
