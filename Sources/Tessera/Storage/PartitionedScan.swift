@@ -15,12 +15,14 @@ import Dispatch
 // has (documents saved earlier in the same batch), the writer walks every piece itself; a
 // small table is walked in one piece.
 //
-// The ID range is cut into pieces of about the same number of documents, at every n-th key
-// of the collection's table of live IDs (keys only: a walk of it reads about 2 % of the
-// pages the documents take); the two threads take pieces in order, one at a time, each piece
-// into a part of its own, and the parts are consumed in ID order by the caller's thread. The
-// worker starts before the cuts are found and walks each piece as soon as the cut after it is:
-// the caller's walk of the live IDs and the thread's start overlap the worker's first pieces.
+// The ID range is cut into pieces of about the same size: from the top of the document
+// table's committed B-tree (`WriteTransaction.cutKeys`: the first keys of every n-th subtree
+// of a level with enough of them, a few branch pages read), or, when the tree cannot be read
+// so (a one-page table, a page that does not look right), at every n-th key of the
+// collection's table of live IDs (keys only: a walk of it reads about 2 % of the pages the
+// documents take). The two threads take pieces in order, one at a time, each piece into a
+// part of its own, and the parts are consumed in ID order by the caller's thread. The worker
+// starts before the cuts are found and walks each piece as soon as the cut after it is known.
 // Uneven pieces (many tombstones in one) would cost parallelism, never correctness: a piece
 // is a key range, and together the ranges cover every key once.
 
@@ -46,8 +48,8 @@ enum PartitionedScan {
     ///
     /// Puts of the tables held back by `txn` are written out first. The second thread is
     /// `worker` when given (left running: the caller stops it), else one of its own.
-    /// `minimumDocuments` and `pieces` are for tests. The first error thrown on either thread is thrown once both
-    /// have stopped; nothing is consumed after it.
+    /// `minimumDocuments` and `pieces` (at most that many) are for tests. The first error
+    /// thrown on either thread is thrown once both have stopped; nothing is consumed after it.
     static func run<Part>(_ docs: DocumentTables, txn: WriteTransaction,
                           minimumDocuments: Int = minimumDocuments, pieces: Int? = nil, worker: WorkerThread? = nil,
                           makePart: @escaping (Snapshot) -> Part,
