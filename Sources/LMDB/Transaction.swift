@@ -714,6 +714,7 @@ package struct AppendBatch {
     /// Adds an entry: `key` must stay valid until the batch is written; `value` is copied.
     @inlinable @inline(__always)
     package mutating func add(key: UnsafeRawBufferPointer, value: UnsafeRawBufferPointer) {
+        precondition(!keysCopied, "AppendBatch: keys by reference and copied keys in one batch")
         byteCount &+= key.count &+ value.count
         keys.append(MDB_val(mv_size: key.count, mv_data: UnsafeMutableRawPointer(mutating: key.baseAddress)))
         values.append(MDB_val(mv_size: value.count, mv_data: nil))
@@ -721,10 +722,11 @@ package struct AppendBatch {
         if value.count > 0 { valueBytes.append(contentsOf: value) }
     }
 
-    /// Adds an entry whose key and value are both copied. A batch copies every key or none.
+    /// Adds an entry whose key and value are both copied. A batch copies every key or none
+    /// (mixing them stops the process: the addresses would be read as offsets).
     @inlinable @inline(__always)
     package mutating func add(copyingKey key: UnsafeRawBufferPointer, value: UnsafeRawBufferPointer) {
-        assert(keysCopied || keys.isEmpty, "AppendBatch: keys by reference and copied keys in one batch")
+        precondition(keysCopied || keys.isEmpty, "AppendBatch: keys by reference and copied keys in one batch")
         keysCopied = true
         byteCount &+= key.count &+ value.count
         keys.append(MDB_val(mv_size: key.count, mv_data: UnsafeMutableRawPointer(bitPattern: keyBytes.count &+ 1)))
@@ -737,6 +739,7 @@ package struct AppendBatch {
     /// Adds an entry whose key and value both stay valid until the batch is written.
     @inlinable @inline(__always)
     package mutating func add(key: UnsafeRawBufferPointer, referencing value: UnsafeRawBufferPointer) {
+        precondition(!keysCopied, "AppendBatch: keys by reference and copied keys in one batch")
         byteCount &+= key.count &+ value.count
         keys.append(MDB_val(mv_size: key.count, mv_data: UnsafeMutableRawPointer(mutating: key.baseAddress)))
         values.append(MDB_val(mv_size: value.count, mv_data: UnsafeMutableRawPointer(mutating: value.baseAddress)))
