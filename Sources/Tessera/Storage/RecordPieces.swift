@@ -24,7 +24,7 @@ import LMDB
 // in the head is the field (the head is a prefix of the record, and every read of the
 // binary format is bounds-checked, so a read that would cross the end fails instead). An
 // index back-fill likewise reads a head alone when the values it indexes are whole in it
-// (`WalkedRecord`, `KeyedIndexKind.entriesAreWhole`): it then neither touches the `tail:`
+// (`WalkedRecord`, `KeyedIndexKind.appendEntries(head:)`): it then neither touches the `tail:`
 // table's pages nor copies the record.
 // The revision digest and the body format do not change: a split record assembles to the
 // bytes it would have had in one piece.

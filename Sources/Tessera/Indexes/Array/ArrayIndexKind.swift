@@ -73,10 +73,13 @@ final class ArrayIndexKind: ElementIndexKind {
         index.whereClause == nil && head.lookup(levels[0])?.decode() != nil
     }
 
-    /// `appendEntries` reads the outermost array and nothing else (the expressions read the
-    /// elements).
-    func entriesAreWhole(_ index: IndexStore, in head: BinaryValue, evaluation: inout KeyedEvaluation) -> Bool {
-        elementsAreWhole(index, in: head)
+    /// From a head whose outermost array is whole: `appendEntries` reads that array and
+    /// nothing else (the expressions read the elements).
+    func appendEntries(_ index: IndexStore, docID: UnsafeRawBufferPointer, head: UnsafeRawBufferPointer,
+                       evaluation: inout KeyedEvaluation, into arena: inout KeyArena) -> Bool {
+        guard let root = BinaryValue.root(head), elementsAreWhole(index, in: root) else { return false }
+        appendEntries(index, docID: docID, body: head, evaluation: &evaluation, into: &arena)
+        return true
     }
 
     /// The innermost elements of a document (none if it is outside the index).

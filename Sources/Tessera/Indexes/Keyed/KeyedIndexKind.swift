@@ -24,14 +24,10 @@ protocol KeyedIndexKind: IndexKind {
     func appendEntries(_ index: IndexStore, docID: UnsafeRawBufferPointer, body: UnsafeRawBufferPointer,
                        evaluation: inout KeyedEvaluation, into arena: inout KeyArena)
 
-    /// True when `appendEntries` reads nothing of a document but what is whole in `head`, the
-    /// body of the first piece of a record in two pieces (`RecordPieces.swift`): a back-fill
-    /// then reads the head alone.
-    func entriesAreWhole(_ index: IndexStore, in head: BinaryValue, evaluation: inout KeyedEvaluation) -> Bool
-
-    /// `appendEntries` for the head of a record in two pieces, when what it reads is whole in
-    /// the head (`entriesAreWhole`); false, with nothing appended, when it is not. A kind may
-    /// check and append in one pass.
+    /// `appendEntries` from `head`, the body of the first piece of a record in two pieces
+    /// (`RecordPieces.swift`), when it reads nothing of the document but what is whole in the
+    /// head: a back-fill then reads the head alone. False, with nothing appended, when it
+    /// would need the rest.
     func appendEntries(_ index: IndexStore, docID: UnsafeRawBufferPointer, head: UnsafeRawBufferPointer,
                        evaluation: inout KeyedEvaluation, into arena: inout KeyArena) -> Bool
 }
@@ -204,14 +200,6 @@ extension KeyedIndexKind {
             appendEntries(index, docID: k, body: body, evaluation: &evaluation, into: &arena)
         }
         if arena.count - before == 1 { arena.noteLoneKey() }
-    }
-
-    /// Checks what `appendEntries` reads is whole in the head, then appends from it.
-    func appendEntries(_ index: IndexStore, docID: UnsafeRawBufferPointer, head: UnsafeRawBufferPointer,
-                       evaluation: inout KeyedEvaluation, into arena: inout KeyArena) -> Bool {
-        guard let root = BinaryValue.root(head), entriesAreWhole(index, in: root, evaluation: &evaluation) else { return false }
-        appendEntries(index, docID: docID, body: head, evaluation: &evaluation, into: &arena)
-        return true
     }
 
     /// Every document's keys into one buffer, in the documents table's order, each computed

@@ -43,16 +43,8 @@ final class ValueIndexKind: KeyedIndexKind {
         arena.finishKey(docID: docID)
     }
 
-    /// Plain paths without a `where`, each a scalar whole in the head (`appendEntries` reads
-    /// them in place and nothing else).
-    func entriesAreWhole(_ index: IndexStore, in head: BinaryValue, evaluation: inout KeyedEvaluation) -> Bool {
-        guard index.whereClause == nil, evaluation.hasPlainPaths else { return false }
-        return evaluation.forEachPlainValue(in: head) { $0?.isWholeScalar == true }
-    }
-
-    /// From a head: each plain path's value encoded as it is found, as long as it is a scalar
-    /// whole in the head (one lookup per path, where checking first and appending after took
-    /// two).
+    /// From a head: plain paths without a `where` only, each value encoded as it is found as
+    /// long as it is a scalar whole in the head (one lookup per path: nothing else is read).
     func appendEntries(_ index: IndexStore, docID: UnsafeRawBufferPointer, head: UnsafeRawBufferPointer,
                        evaluation: inout KeyedEvaluation, into arena: inout KeyArena) -> Bool {
         guard index.whereClause == nil, evaluation.hasPlainPaths, let root = BinaryValue.root(head) else { return false }
