@@ -256,7 +256,9 @@ struct Importer {
     @discardableResult
     private mutating func importLines(_ bytes: UnsafeRawBufferPointer, file: String, lineOffset: Int = 0, byteOffset: Int = 0) throws -> Int {
         // The parser thread also tokenizes for the full-text indexes (none: nothing to do).
-        let preparer = try collection.fullTextPreparer()
+        // With a fixed batch size, each batch's full-text segment is also made there (the
+        // batches are the parser's runs; see `FullTextRunPreparer`).
+        let preparer = FullTextRunPreparer(try collection.fullTextPreparer(), runLength: fixedBatch)
         let parser = LineParser(JSONLinesReader(bytes), idField: idField, fullText: preparer.isEmpty ? nil : preparer)
         defer { parser.finish() }
         while let first = parser.next() {

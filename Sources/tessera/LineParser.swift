@@ -36,7 +36,7 @@ struct ParsedLine: @unchecked Sendable {
     }
 
     /// Parses the next non-blank line of `reader`; nil at the end of its bytes.
-    static func parse(_ reader: inout JSONLinesReader, idField: String, fullText: FullTextPreparer? = nil) -> ParsedLine? {
+    static func parse(_ reader: inout JSONLinesReader, idField: String, fullText: FullTextRunPreparer? = nil) -> ParsedLine? {
         let before = reader
         let next: (line: Int, document: ImportedDocument)?
         do throws(JSONError) {
@@ -101,15 +101,17 @@ final class LineParser: @unchecked Sendable {
 
     /// Starts parsing `reader`'s bytes, which must stay valid until `finish()` returns.
     ///
-    /// With `fullText`, each body also gets its full-text entries (`FullTextPreparer`), so
+    /// With `fullText`, each body also gets its full-text entries (`FullTextRunPreparer`, which
+    /// the parser's thread alone then uses), so
     /// that the writer does not tokenize.
-    init(_ reader: JSONLinesReader, idField: String, fullText: FullTextPreparer? = nil, chunkSize: Int = 256, capacity: Int = 48) {
+    init(_ reader: JSONLinesReader, idField: String, fullText: FullTextRunPreparer? = nil, chunkSize: Int = 256, capacity: Int = 48) {
         self.chunkSize = chunkSize
         self.capacity = capacity
         pthread_mutex_init(lock, nil)
         pthread_cond_init(changed, nil)
         let start = UnsafeSendable(reader)
-        DispatchQueue.global(qos: .userInitiated).async { [self] in run(start.value, idField: idField, fullText: fullText) }
+        let preparer = UnsafeSendable(fullText)
+        DispatchQueue.global(qos: .userInitiated).async { [self] in run(start.value, idField: idField, fullText: preparer.value) }
     }
 
     deinit {
@@ -160,7 +162,7 @@ final class LineParser: @unchecked Sendable {
         pthread_mutex_unlock(lock)
     }
 
-    private func run(_ start: JSONLinesReader, idField: String, fullText: FullTextPreparer?) {
+    private func run(_ start: JSONLinesReader, idField: String, fullText: FullTextRunPreparer?) {
         var reader = start
         var atEnd = false
         while !atEnd {

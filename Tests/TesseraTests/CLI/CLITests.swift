@@ -529,6 +529,43 @@ struct CLIImportTests {
         #expect(r.out == #"{"n":2400}"# + "\n")
     }
 
+    /// `--batch N` into full-text indexes that have blocks: each batch is one of the parser's
+    /// runs (its segment made on the parser's thread). What is stored answers as an import in
+    /// one batch does, through segments, their merges (past `segmentLimit` batches), and a
+    /// batch that replaces documents.
+    @Test func smallBatchesIntoFullTextIndexes() throws {
+        let tmp = TempDir()
+        let words = ["amber", "birch", "cedar", "dune", "ember", "fjord", "glade", "heath", "running", "nights"]
+        var r = SeededRandom(seed: 5)
+        func line(_ id: String) -> String {
+            let text = (0..<(2 + r.int(8))).map { _ in words[r.int(words.count)] }.joined(separator: " ")
+            return #"{"_id": "\#(id)", "body": "\#(text)", "title": "\#(words[r.int(words.count)])"}"#
+        }
+        let first = (0..<60).map { line("a\($0)") }.joined(separator: "\n")
+        // 45 batches of 7, the last short, then replacements of earlier documents.
+        let more = ((0..<310).map { line("b\($0)") } + (0..<20).map { line("a\($0 * 3)") }).joined(separator: "\n")
+        let (firstFile, moreFile) = (try tmp.write("first.jsonl", first), try tmp.write("more.jsonl", more))
+        var results: [[String]] = []
+        for batch in [nil, "7"] {
+            let db = tmp.file("ft\(batch ?? "").db")
+            #expect(try CLI.run(["import", db, firstFile]).code == 0)
+            #expect(try CLI.run(["index", "create", db, "T", "--fulltext", "body", "--language", "en"]).code == 0)
+            #expect(try CLI.run(["index", "create", db, "TT", "--fulltext", "body, title"]).code == 0)
+            let imported = try CLI.run(["import", db, moreFile] + (batch.map { ["--batch", $0] } ?? []))
+            #expect(imported.code == 0, "\(imported.err)")
+            #expect(try CLI.run(["check", db]).code == 0)
+            var out: [String] = []
+            for (index, q) in [("T", "run"), ("T", "amber birch"), ("TT", "\"dune ember\""), ("TT", "glade OR fjord")] {
+                let rows = try CLI.run(["query", db, "SELECT meta().id AS id FROM _ WHERE match(\(index), '\(q)') ORDER BY meta().id", "--format", "csv"])
+                #expect(rows.code == 0, "\(rows.err)")
+                out.append(rows.lines.joined(separator: ","))
+            }
+            results.append(out)
+        }
+        #expect(results[0] == results[1])
+        #expect(results[0].allSatisfy { $0.split(separator: ",").count > 10 })
+    }
+
     @Test func importThenIndexThenQuery() throws {
         let tmp = TempDir()
         var text = ""

@@ -25,6 +25,20 @@ struct FullTextPreparationTests {
         }
     }
 
+    /// Queries on the indexes `ft` and `ftBoth` return the same documents in both databases.
+    static func expectSameMatches(_ plainDB: Database, _ otherDB: Database) throws {
+        for index in ["ft", "ftBoth"] {
+            for q in ["run", "amber birch", "\"view nights\"", "cafe", "über OR x"] {
+                let sql = "SELECT meta().id AS id FROM _ WHERE match(\(index), $q) ORDER BY meta().id"
+                let a = try plainDB.createQuery(sql); a.parameters = Parameters().setString(q, forName: "q")
+                let b = try otherDB.createQuery(sql); b.parameters = Parameters().setString(q, forName: "q")
+                let want = try a.execute().allResults().map { $0.string(at: 0) }
+                #expect(try b.execute().allResults().map { $0.string(at: 0) } == want, "\(index) '\(q)'")
+                if index == "ft" && q == "run" { #expect(want.count > 10) }
+            }
+        }
+    }
+
     static let words = ["amber", "birch", "cedar", "running", "runs", "the", "of", "view", "nights", "Über", "café", "x"]
 
     /// A random body: text in `body` (sometimes missing or not a string), a title, a number.
@@ -86,16 +100,7 @@ struct FullTextPreparationTests {
             try preparedDB.inBatch { for (id, body) in zip(ids, bodies) { try prepared.save(id: id, prepared: body) } }
             #expect(try Self.indexTables(plainDB, plain) == Self.indexTables(preparedDB, prepared), "round \(round)")
         }
-        for index in ["ft", "ftBoth"] {
-            for q in ["run", "amber birch", "\"view nights\"", "cafe", "über OR x"] {
-                let sql = "SELECT meta().id AS id FROM _ WHERE match(\(index), $q) ORDER BY meta().id"
-                let a = try plainDB.createQuery(sql); a.parameters = Parameters().setString(q, forName: "q")
-                let b = try preparedDB.createQuery(sql); b.parameters = Parameters().setString(q, forName: "q")
-                let want = try a.execute().allResults().map { $0.string(at: 0) }
-                #expect(try b.execute().allResults().map { $0.string(at: 0) } == want, "\(index) '\(q)'")
-                if index == "ft" && q == "run" { #expect(want.count > 10) }
-            }
-        }
+        try Self.expectSameMatches(plainDB, preparedDB)
         let report = try preparedDB.integrityCheck()
         #expect(report.isOK, "\(report)")
     }

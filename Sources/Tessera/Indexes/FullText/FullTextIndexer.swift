@@ -708,15 +708,64 @@ final class FullTextPendingChanges: PendingIndexWork {
     /// background tokenizer) under `number`, and numbers it in the statistics table.
     func index(number: UInt32, id: [UInt8], entries prepared: PreparedFullText, txn: WriteTransaction) throws {
         guard let stats = store.statsTable else { return }
-        prepared.forEach { key, tokenCount, termID, term, value, frequency in
-            addInterned(key: key, termID: termID, term: term, document: number, tokenCount: tokenCount,
-                        positions: value, frequency: frequency)
+        if prepared.run != nil {
+            // Grouped with its run already: queued only if the run cannot be written whole.
+            runDocuments.append((prepared, number))
+            runPostings += prepared.entries.count
+        } else {
+            prepared.forEach { key, tokenCount, termID, term, value, frequency in
+                addInterned(key: key, termID: termID, term: term, document: number, tokenCount: tokenCount,
+                            positions: value, frequency: frequency)
+            }
         }
         try txn.put(stats, key: FullTextPostingsCodec.documentNumberKey(id),
                     value: FullTextPostingsCodec.documentNumberValue(number, tokens: prepared.tokenCount))
         try txn.put(stats, key: FullTextPostingsCodec.documentIDKey(number), value: id)
         state.statistics.documentCount += 1
         state.statistics.totalTokens += prepared.tokenCount
+    }
+
+    /// Documents whose entries come grouped in a `FullTextRun`, with their numbers, in the
+    /// order they were numbered: a flush writes their run's segment as it is when they are
+    /// exactly that run, and queues their entries otherwise (`queueRunDocuments`).
+    @exclusivity(unchecked) private var runDocuments: [(prepared: PreparedFullText, number: UInt32)] = []
+    /// The entries of `runDocuments`.
+    private var runPostings = 0
+
+    /// The run `runDocuments` are, whole and in order, with the number of its first document;
+    /// nil when they are anything else.
+    private func completeRun() -> (run: FullTextRun, base: UInt32)? {
+        guard let first = runDocuments.first, let run = first.prepared.run, runDocuments.count == run.length else { return nil }
+        for (i, d) in runDocuments.enumerated() {
+            guard d.prepared.run === run, Int(d.prepared.ordinal) == i, d.number == first.number &+ UInt32(i) else { return nil }
+        }
+        return (run, first.number)
+    }
+
+    /// Queues the entries of `runDocuments` one by one, as documents without a run are.
+    private func queueRunDocuments() {
+        for (prepared, number) in runDocuments {
+            prepared.forEach { key, tokenCount, termID, term, value, frequency in
+                addInterned(key: key, termID: termID, term: term, document: number, tokenCount: tokenCount,
+                            positions: value, frequency: frequency)
+            }
+        }
+        runDocuments = []
+        runPostings = 0
+    }
+
+    /// Writes the segment of the run `runDocuments` are, if they are one and a segment is what
+    /// this flush would write; true if it did (nothing else may be queued).
+    private func writeRunSegment(_ txn: WriteTransaction) throws -> Bool {
+        guard postingCount == 0, let (run, base) = completeRun(), var image = run.image,
+              image.postingCount <= Self.segmentPostingLimit,
+              try state.segments > 0 || txn.withCursor(store.table, { try $0.first() }) else { return false }
+        // The image stays the run's (it is freed with the run); only its number fields change.
+        try writeSegment(&image, base: base, txn)
+        run.timesWritten += 1
+        runDocuments = []
+        runPostings = 0
+        return true
     }
 
     /// Queues the entries of every document handed to the background tokenizer.
@@ -766,7 +815,7 @@ final class FullTextPendingChanges: PendingIndexWork {
     static let backfillLimit = 8_000_000
 
     /// Large enough to merge now rather than keep growing (`limit` changes or 256 MB of bodies).
-    func isLarge(limit: Int = saveLimit) -> Bool { postingCount >= limit || bodies.count + streamBytes >= 1 << 28 }
+    func isLarge(limit: Int = saveLimit) -> Bool { postingCount + runPostings >= limit || bodies.count + streamBytes >= 1 << 28 }
 
     /// The slot of a term, created on first sight.
     private func slot(_ term: some Swift.Collection<UInt8>) -> Int32 {
@@ -1125,6 +1174,7 @@ final class FullTextPendingChanges: PendingIndexWork {
     /// Calls `body` with every term's changes (ascending document, one per document, nil body
     /// for a removal), terms in byte order; the bodies are valid only during the call.
     func forEachTerm(_ body: (_ term: [UInt8], _ changes: [(UInt32, UnsafeRawBufferPointer?)]) throws -> Void) rethrows {
+        queueRunDocuments()
         let groups = groupRecords()
         defer { groups.sorted.deallocate() }
         for t in slotsInTermOrder() {
@@ -1144,6 +1194,10 @@ final class FullTextPendingChanges: PendingIndexWork {
     ///     "Segments" in `FullTextPostingsCodec`); a back-fill never does.
     func flush(txn: WriteTransaction, writeState: Bool = true, segment: Bool = true) throws {
         try drainBackground(txn)
+        if !runDocuments.isEmpty {
+            let written = segment ? try writeRunSegment(txn) : false
+            if !written { queueRunDocuments() }
+        }
         if postingCount > 0 {
             let table = store.table
             if segment, postingCount <= Self.segmentPostingLimit, !hasRemovals,
@@ -1199,59 +1253,63 @@ final class FullTextPendingChanges: PendingIndexWork {
     /// Writes the queued entries as the next segment: one entry per term, in term order, in
     /// the segments table (`BE32(segment) ‖ term`, appended), touching no block.
     private func writeSegment(_ txn: WriteTransaction) throws {
-        guard let segments = store.segmentsTable else { return }
-        let segment = UInt32(state.segments)
+        var image = try segmentImage()
+        defer { image.deallocate() }
+        try writeSegment(&image, base: 0, txn)
+    }
+
+    /// The queued entries as a segment's (see `SegmentImage`), terms in byte order.
+    func segmentImage() throws -> SegmentImage {
         let groups = groupRecords()
         defer { groups.sorted.deallocate() }
-        let prefix = FullTextPostingsCodec.segmentPrefix(segment)
         let order = slotsInTermOrder()
-        // Every key (prefix ‖ term) in one buffer that outlives the batch below, which appends
-        // the entries through one cursor (`StorageAppendBatch`) instead of a put apiece.
-        var keyBytes = 0
-        for t in order { keyBytes += prefix.count + terms[t].count }
-        let keys = UnsafeMutableRawPointer.allocate(byteCount: max(keyBytes, 1), alignment: 8)
-        defer { keys.deallocate() }
-        var keyEnd = 0
-        var batch = StorageAppendBatch()
-        var value: [UInt8] = []
+        var image = SegmentImage(capacity: bodies.count + streamBytes + terms.count * 24)
         for t in order {
-            value.removeAll(keepingCapacity: true)
             if streams.base[t].active {
                 // The stream is already entries with the first delta from 0: the first number
                 // goes in front and its delta becomes 0.
                 let bytes = streams.base[t].bytes
                 var reader = ByteReader(bytes)
                 let first = try reader.varint32()
-                FullTextPostingsCodec.appendBigEndian(first, to: &value)
-                value.append(0)
-                value.append(contentsOf: UnsafeRawBufferPointer(rebasing: bytes[reader.offset...]))
+                let rest = UnsafeRawBufferPointer(rebasing: bytes[reader.offset...])
+                image.begin(term: terms[t], first: first)
+                image.bytes.append(0)
+                if let p = rest.baseAddress { image.bytes.append(p.assumingMemoryBound(to: UInt8.self), count: rest.count) }
             } else {
                 // The slot's records, read in place (no array per term).
                 guard t < groups.ranges.count, !groups.ranges[t].isEmpty else { continue }
                 let range = groups.ranges[t]
                 let first = groups.sorted[range.lowerBound].document
-                FullTextPostingsCodec.appendBigEndian(first, to: &value)
+                image.begin(term: terms[t], first: first)
                 var previous = first
                 for i in range {
                     let p = groups.sorted[i]
-                    FullTextPostingsCodec.appendVarint(UInt64(p.document - previous), to: &value)
-                    if !p.isRemoval {
-                        value.append(contentsOf: UnsafeRawBufferPointer(start: bodies.base + Int(p.start), count: Int(p.count)))
-                    }
+                    FullTextPostingsCodec.appendVarint(UInt64(p.document - previous), to: &image.bytes)
+                    if !p.isRemoval { image.bytes.append(bodies.base + Int(p.start), count: Int(p.count)) }
                     previous = p.document
                 }
             }
+            image.end()
+        }
+        image.postingCount = postingCount
+        return image
+    }
+
+    /// Appends `image` as the next segment, its document numbers `base` higher, through one
+    /// cursor (keys and values read in place from the image, whose number fields are set here).
+    func writeSegment(_ image: inout SegmentImage, base: UInt32, _ txn: WriteTransaction) throws {
+        guard let segments = store.segmentsTable else { return }
+        let segment = UInt32(state.segments)
+        var batch = StorageAppendBatch()
+        for i in image.items.indices {
             // Segment keys sort last, a new segment after the others, terms ascending.
-            let key = UnsafeMutableRawBufferPointer(start: keys + keyEnd, count: prefix.count + terms[t].count)
-            prefix.withUnsafeBytes { key.copyMemory(from: $0) }
-            terms[t].withUnsafeBytes { UnsafeMutableRawBufferPointer(rebasing: key[prefix.count...]).copyMemory(from: $0) }
-            keyEnd += key.count
-            value.withUnsafeBytes { batch.add(key: UnsafeRawBufferPointer(key), value: $0) }
+            let (key, value) = image.entry(i, segment: segment, base: base)
+            batch.add(key: key, referencing: value)
             if batch.isFull { try txn.append(&batch, to: segments) }
         }
         try txn.append(&batch, to: segments)
         state.segments += 1
-        state.segmentPostings += postingCount
+        state.segmentPostings += image.postingCount
     }
 
     /// Merges every waiting segment into the blocks (each term's entries of all segments

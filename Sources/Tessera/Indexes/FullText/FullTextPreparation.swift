@@ -17,6 +17,10 @@ package struct PreparedFullText: Sendable {
     /// UTF-8 bytes and encoded positions end in `bytes` (each starts where the previous ends).
     let entries: [Entry]
     let bytes: [UInt8]
+    /// The run these entries were grouped into before the transaction (`FullTextRunPreparer`),
+    /// and their document's place in it.
+    var run: FullTextRun? = nil
+    var ordinal: Int32 = 0
 
     struct Entry: Sendable {
         var termID: Int32
@@ -71,14 +75,17 @@ package struct PreparedFullText: Sendable {
 /// `where` (their text is read in place from the body); a save into any other index, or into
 /// an index created or changed since, tokenizes as usual.
 package final class FullTextPreparer: Sendable {
-    private let indexes: [(kind: FullTextIndexKind, paths: [CompiledPath])]
+    private let indexes: [(kind: FullTextIndexKind, paths: [CompiledPath], store: IndexStore)]
 
     init(store: CollectionStore) {
         indexes = store.indexes.compactMap { index in
             guard let kind = index.kind as? FullTextIndexKind, let paths = index.plainPaths, index.whereClause == nil else { return nil }
-            return (kind, paths)
+            return (kind, paths, index)
         }
     }
+
+    /// The index the `i`-th entries of `entries(forBody:)` are made for.
+    func store(of i: Int) -> IndexStore { indexes[i].store }
 
     /// True if no index of the collection can use prepared entries.
     package var isEmpty: Bool { indexes.isEmpty }

@@ -1,0 +1,159 @@
+import Testing
+@testable import Tessera
+
+/// Full-text entries grouped by term before the transaction (`FullTextRunPreparer`, run by
+/// `tessera import --batch N` on its parser thread): a transaction that numbers exactly one
+/// run's documents writes the run's segment as it was made, and stores byte for byte what a
+/// save that tokenizes stores; any other transaction queues the run's entries as usual.
+@Suite("Full-text: runs grouped before the save")
+struct FullTextRunTests {
+    typealias Preparation = FullTextPreparationTests
+
+    /// Two databases with the same indexes: full text over `body` (stemmed) and over `body`
+    /// and `title`, a partial full-text index (never prepared) and a value index.
+    static func databases() throws -> [(Database, Collection)] {
+        try (0..<2).map { _ in
+            let db = try Database.temporary()
+            let c = try db.defaultCollection()
+            try c.createIndex(withName: "ft", config: FullTextIndexConfiguration(["body"], language: "en"))
+            try c.createIndex(withName: "ftBoth", config: FullTextIndexConfiguration(["body", "title"], ignoreAccents: true, language: ""))
+            try c.createIndex(withName: "ftPartial", config: FullTextIndexConfiguration(["title"], where: "n > 50", language: "en"))
+            try c.createIndex(withName: "byN", config: ValueIndexConfiguration(["n"]))
+            return (db, c)
+        }
+    }
+
+    /// Bodies prepared in order by one `FullTextRunPreparer`, as the import's parser does.
+    static func prepared(_ jsons: [String], _ preparer: FullTextRunPreparer) throws -> [PreparedBody] {
+        try jsons.map { json in
+            var body = try PreparedBody(id: nil, encodedBody: try Preparation.encoded(json))
+            preparer.prepare(&body)
+            return body
+        }
+    }
+
+    /// The runs of `bodies`' entries (one per prepared index and run), each once.
+    static func runs(_ bodies: [PreparedBody]) -> [FullTextRun] {
+        var seen: [ObjectIdentifier: FullTextRun] = [:]
+        var out: [FullTextRun] = []
+        for b in bodies {
+            for e in b.fullText {
+                guard let run = e.run, seen[ObjectIdentifier(run)] == nil else { continue }
+                seen[ObjectIdentifier(run)] = run
+                out.append(run)
+            }
+        }
+        return out
+    }
+
+    @Test func aTransactionOfOneRunWritesItsSegment() throws {
+        let dbs = try Self.databases()
+        defer { for (db, _) in dbs { try? db.close() } }
+        let (plainDB, plain) = dbs[0], (runDB, runs) = dbs[1]
+        let runLength = 24
+        let preparer = FullTextRunPreparer(try runs.fullTextPreparer(), runLength: runLength)
+        var r = SplitMix64(seed: 77)
+        var written = 0
+        // Past `segmentLimit` transactions: the waiting segments are merged into the blocks
+        // along the way, and the segments written after that are runs' again.
+        let rounds = FullTextPendingChanges.segmentLimit + 8
+        for round in 0..<rounds {
+            // New documents, and every fourth batch replaces earlier ones (their old text
+            // retires its number; one whose text did not change takes none, which makes the
+            // batch not its run).
+            let replacing = round % 4 == 3
+            let ids = (0..<runLength).map { i in replacing ? "r\(r.int(round))-\(r.int(runLength))" : "r\(round)-\(i)" }
+            let jsons = ids.map { _ in Preparation.json(&r) }
+            let bodies = try Self.prepared(jsons, preparer)
+            #expect(bodies.allSatisfy { $0.fullText.count == 2 && $0.fullText.allSatisfy { $0.run != nil } })
+            let made = Self.runs(bodies)
+            #expect(made.count == 2 && made.allSatisfy { $0.image != nil }, "round \(round): two sealed runs")
+            try plainDB.inBatch { for (id, json) in zip(ids, jsons) { try plain.save(id: id, json: json) } }
+            try runDB.inBatch { for (id, body) in zip(ids, bodies) { try runs.save(id: id, prepared: body) } }
+            #expect(try Preparation.indexTables(plainDB, plain) == Preparation.indexTables(runDB, runs), "round \(round)")
+            let used = made.map(\.timesWritten)
+            if round == 0 {
+                // The first batch into an index without blocks writes blocks, not a segment.
+                #expect(used == [0, 0])
+            } else if !replacing {
+                #expect(used == [1, 1], "round \(round)")
+            }
+            written += used.reduce(0, +)
+        }
+        #expect(written >= 2 * (rounds - 1 - rounds / 4))
+        try Preparation.expectSameMatches(plainDB, runDB)
+        let report = try runDB.integrityCheck()
+        #expect(report.isOK, "\(report)")
+    }
+
+    /// Transactions that are not exactly one run: shorter and longer than a run, a run's
+    /// document saved twice, a run mixed with saves that tokenize, a run whose documents are
+    /// saved out of order. Their entries are queued one by one, and the tables are the same.
+    @Test func anyOtherTransactionQueuesTheEntriesAsUsual() throws {
+        let dbs = try Self.databases()
+        defer { for (db, _) in dbs { try? db.close() } }
+        let (plainDB, plain) = dbs[0], (runDB, runs) = dbs[1]
+        let runLength = 20
+        let preparer = FullTextRunPreparer(try runs.fullTextPreparer(), runLength: runLength)
+        var r = SplitMix64(seed: 78)
+        // Blocks first (an index without them writes none of the segments tested here).
+        let seed = (0..<30).map { _ in Preparation.json(&r) }
+        try plainDB.inBatch { for (i, j) in seed.enumerated() { try plain.save(id: "s\(i)", json: j) } }
+        try runDB.inBatch { for (i, j) in seed.enumerated() { try runs.save(id: "s\(i)", json: j) } }
+
+        var allRuns: [FullTextRun] = []
+        func apply(_ name: String, _ batches: [[(id: String, json: String, body: PreparedBody?)]]) throws {
+            for batch in batches {
+                try plainDB.inBatch { for d in batch { try plain.save(id: d.id, json: d.json) } }
+                try runDB.inBatch {
+                    for d in batch {
+                        if let body = d.body { try runs.save(id: d.id, prepared: body) } else { try runs.save(id: d.id, json: d.json) }
+                    }
+                }
+                #expect(try Preparation.indexTables(plainDB, plain) == Preparation.indexTables(runDB, runs), "\(name)")
+            }
+        }
+        func documents(_ prefix: String, _ n: Int) throws -> [(id: String, json: String, body: PreparedBody?)] {
+            let jsons = (0..<n).map { _ in Preparation.json(&r) }
+            let bodies = try Self.prepared(jsons, preparer)
+            allRuns += Self.runs(bodies)
+            return (0..<n).map { ("\(prefix)\($0)", jsons[$0], bodies[$0]) }
+        }
+
+        // Runs of 20 saved in transactions of 14: no transaction is a run.
+        let short = try documents("a", 3 * runLength)
+        try apply("shorter", stride(from: 0, to: short.count, by: 14).map { Array(short[$0..<min($0 + 14, short.count)]) })
+        // Two runs in one transaction.
+        try apply("two runs", [try documents("b", 2 * runLength)])
+        // One run, its fifth document saved a second time at the end.
+        var twice = try documents("c", runLength)
+        twice.append((twice[4].id, Preparation.json(&r), nil))
+        try apply("saved twice", [twice])
+        // One run and a save that tokenizes, in one transaction.
+        var mixed = try documents("d", runLength)
+        mixed.insert(("d-extra", Preparation.json(&r), nil), at: 7)
+        try apply("mixed", [mixed])
+        // One run saved in another order.
+        var shuffled = try documents("e", runLength)
+        shuffled.swapAt(2, 11)
+        try apply("out of order", [shuffled])
+
+        #expect(allRuns.count == 2 * 8)
+        #expect(allRuns.allSatisfy { $0.timesWritten == 0 }, "no run was written as it was made")
+        let report = try runDB.integrityCheck()
+        #expect(report.isOK, "\(report)")
+    }
+
+    @Test func runsAreMadeOnlyForLengthsASegmentTakes() throws {
+        let (db, coll) = try temporaryDocsDatabase()
+        defer { try? db.close() }
+        try coll.createIndex(withName: "ft", config: FullTextIndexConfiguration(["body"], language: "en"))
+        for (length, made) in [(nil, false), (1, false), (2, true), (FullTextRunPreparer.longestRun, true), (FullTextRunPreparer.longestRun + 1, false)] as [(Int?, Bool)] {
+            let preparer = FullTextRunPreparer(try coll.fullTextPreparer(), runLength: length)
+            let bodies = try Self.prepared([#"{"body": "amber birch"}"#, #"{"body": "cedar"}"#], preparer)
+            #expect(bodies.allSatisfy { $0.fullText.count == 1 })
+            #expect(bodies.allSatisfy { ($0.fullText[0].run != nil) == made }, "\(String(describing: length))")
+            if length == 2 { #expect(bodies.map { $0.fullText[0].ordinal } == [0, 1]) }
+        }
+    }
+}
