@@ -157,3 +157,34 @@ struct FullTextRunTests {
         }
     }
 }
+
+extension FullTextRunTests {
+    /// A segment image lists its terms in byte order, each once, also when many share their
+    /// first eight bytes (the order sorts those by their bytes after the integer sort).
+    @Test(arguments: [1, 2, 3] as [UInt64])
+    func segmentImagesListTermsInByteOrder(seed: UInt64) throws {
+        let (db, coll) = try temporaryDocsDatabase()
+        defer { try? db.close() }
+        try coll.createIndex(withName: "ft", config: FullTextIndexConfiguration(["body"], language: ""))
+        let store = try #require(try coll.currentStore().indexes.first)
+        let pending = FullTextPendingChanges(
+            store: store, state: FullTextIndexState(statistics: FullTextCorpusStatistics(documentCount: 0, totalTokens: 0), nextDocument: 0),
+            recordsOnly: true)
+        var r = SplitMix64(seed: seed)
+        var added = Set<[UInt8]>()
+        for document in 0..<UInt32(300) {
+            // Terms over two letters, up to 14 long: most share their first eight bytes with others.
+            for _ in 0..<(1 + r.int(6)) {
+                let term = (0..<(1 + r.int(14))).map { _ in UInt8(ascii: r.int(2) == 0 ? "a" : "b") }
+                added.insert(term)
+                pending.add(term: term[...], document: document, body: [1, 0, 0][...])
+            }
+        }
+        let image = try pending.segmentImage()
+        defer { image.deallocate() }
+        let terms = image.items.indices.map { i in Array(image.entry(i, segment: 0, base: 0).key.dropFirst(4)) }
+        #expect(terms.count == added.count)
+        #expect(Set(terms) == added)
+        #expect(zip(terms, terms.dropFirst()).allSatisfy { $0.lexicographicallyPrecedes($1) })
+    }
+}
