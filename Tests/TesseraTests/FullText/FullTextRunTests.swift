@@ -188,3 +188,62 @@ extension FullTextRunTests {
         #expect(zip(terms, terms.dropFirst()).allSatisfy { $0.lexicographicallyPrecedes($1) })
     }
 }
+
+extension FullTextRunTests {
+    /// A run's image is byte for byte the image a write transaction's queue makes of the same
+    /// documents numbered from 0 (`FullTextPendingChanges.segmentImage`): terms that share
+    /// their first eight bytes, documents without terms, and entries from two term caches
+    /// (the run then finds terms by their bytes).
+    @Test(arguments: [4, 5, 6] as [UInt64])
+    func aRunsImageIsTheQueuesImage(seed: UInt64) throws {
+        let (db, coll) = try temporaryDocsDatabase()
+        defer { try? db.close() }
+        try coll.createIndex(withName: "ft", config: FullTextIndexConfiguration(["body"], language: ""))
+        let store = try #require(try coll.currentStore().indexes.first)
+        var r = SplitMix64(seed: seed)
+        let keys = [TermCacheKey(workspace: 1, generation: 1), TermCacheKey(workspace: 2, generation: 1)]
+        var ids: [[[UInt8]: Int32]] = [[:], [:]]
+        var documents: [PreparedFullText] = []
+        for d in 0..<400 {
+            // The second cache for a stretch in the middle, as a second workspace would.
+            let k = d >= 150 && d < 260 && r.int(3) > 0 ? 1 : 0
+            var terms = Set<[UInt8]>()
+            if r.int(12) > 0 {
+                for _ in 0..<(1 + r.int(8)) { terms.insert((0..<(1 + r.int(12))).map { _ in UInt8(ascii: r.int(2) == 0 ? "a" : "b") }) }
+            }
+            var entries: [PreparedFullText.Entry] = []
+            var bytes: [UInt8] = []
+            for term in terms {
+                let id = ids[k][term] ?? Int32(ids[k].count)
+                ids[k][term] = id
+                bytes += term
+                let termEnd = Int32(bytes.count)
+                bytes += (0..<(1 + r.int(6))).map { _ in UInt8(r.int(256)) }
+                entries.append(.init(termID: id, frequency: Int32(1 + r.int(3)), termEnd: termEnd, valueEnd: Int32(bytes.count)))
+            }
+            documents.append(PreparedFullText(definition: store.definition, cacheKey: terms.isEmpty ? nil : keys[k],
+                                              tokenCount: 3 * terms.count, entries: entries, bytes: bytes))
+        }
+        let run = FullTextRun(length: documents.count)
+        for (i, d) in documents.enumerated() { #expect(run.add(d) == Int32(i)) }
+        let queue = FullTextPendingChanges(
+            store: store, state: FullTextIndexState(statistics: FullTextCorpusStatistics(documentCount: 0, totalTokens: 0), nextDocument: 0),
+            recordsOnly: true)
+        for (i, d) in documents.enumerated() {
+            d.forEach { key, tokenCount, termID, term, positions, frequency in
+                queue.addInterned(key: key, termID: termID, term: term, document: UInt32(i), tokenCount: tokenCount,
+                                  positions: positions, frequency: frequency)
+            }
+        }
+        let made = try #require(run.image)
+        let queued = try queue.segmentImage()
+        defer { queued.deallocate() }
+        #expect(made.postingCount == queued.postingCount)
+        #expect(made.items.count == queued.items.count)
+        #expect(made.items.count == Set(ids[0].keys).union(ids[1].keys).count)
+        for i in 0..<min(made.items.count, queued.items.count) {
+            let a = made.entry(i, segment: 7, base: 1_000), b = queued.entry(i, segment: 7, base: 1_000)
+            #expect(Array(a.key) == Array(b.key) && Array(a.value) == Array(b.value), "term \(i)")
+        }
+    }
+}

@@ -855,40 +855,11 @@ final class FullTextPendingChanges: PendingIndexWork {
         return id
     }
 
-    /// Slot numbers in their terms' byte order.
-    ///
-    /// Sorted by each term's first eight bytes as one big-endian integer (zero-padded, so a
-    /// shorter term sorts first on a common prefix, as in byte order), and only terms whose
-    /// first eight bytes are equal are compared byte by byte: most terms differ early, and a
-    /// batch of 1,000 documents orders ~10,000 terms at every commit.
-    ///
-    /// Each key is one `UInt128`, the prefix above the slot number, so the sort compares
-    /// integers (a comparison closure over tuples took 1–2 ms a commit); terms that share
-    /// their first eight bytes are then put in byte order among themselves.
+    /// Slot numbers in their terms' byte order (`TermOrder`).
     private func slotsInTermOrder() -> [Int] {
-        var keyed = [UInt128]()
-        keyed.reserveCapacity(terms.count)
-        for (i, t) in terms.enumerated() {
-            var prefix: UInt64 = 0
-            t.withUnsafeBytes { b in
-                for j in 0..<8 { prefix = prefix << 8 | UInt64(j < b.count ? b[j] : 0) }
-            }
-            keyed.append(UInt128(prefix) << 64 | UInt128(i))
-        }
-        keyed.sort()
-        var slots = keyed.map { Int(truncatingIfNeeded: UInt64(truncatingIfNeeded: $0)) }
-        var start = 0
-        while start < keyed.count {
-            var end = start + 1
-            while end < keyed.count && keyed[end] >> 64 == keyed[start] >> 64 { end += 1 }
-            if end - start > 1 {
-                slots[start..<end].sort { x, y in
-                    terms[x].withUnsafeBytes { a in terms[y].withUnsafeBytes { b in compareStoredKeys(a, b) < 0 } }
-                }
-            }
-            start = end
-        }
-        return slots
+        TermOrder.sorted(terms.count, prefix: { i in terms[i].withUnsafeBufferPointer { TermOrder.prefix($0) } }, less: { x, y in
+            terms[x].withUnsafeBytes { a in terms[y].withUnsafeBytes { b in compareStoredKeys(a, b) < 0 } }
+        })
     }
 
     /// The entries of a slot's stream: (document, body).

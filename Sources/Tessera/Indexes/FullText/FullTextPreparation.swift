@@ -75,17 +75,14 @@ package struct PreparedFullText: Sendable {
 /// `where` (their text is read in place from the body); a save into any other index, or into
 /// an index created or changed since, tokenizes as usual.
 package final class FullTextPreparer: Sendable {
-    private let indexes: [(kind: FullTextIndexKind, paths: [CompiledPath], store: IndexStore)]
+    private let indexes: [(kind: FullTextIndexKind, paths: [CompiledPath])]
 
     init(store: CollectionStore) {
         indexes = store.indexes.compactMap { index in
             guard let kind = index.kind as? FullTextIndexKind, let paths = index.plainPaths, index.whereClause == nil else { return nil }
-            return (kind, paths, index)
+            return (kind, paths)
         }
     }
-
-    /// The index the `i`-th entries of `entries(forBody:)` are made for.
-    func store(of i: Int) -> IndexStore { indexes[i].store }
 
     /// True if no index of the collection can use prepared entries.
     package var isEmpty: Bool { indexes.isEmpty }
