@@ -132,17 +132,18 @@ final class FullTextRun: @unchecked Sendable {
         var bodyLength: Int32
     }
 
-    // Raw buffers (`UnsafeGrowableBuffer`): this runs once per entry of every document, and
-    // arrays' uniqueness checks and calls to memmove for a few bytes showed in profiles.
-    private var slots = UnsafeGrowableBuffer<Slot>(capacity: 1024)
-    private var termBytes = UnsafeGrowableBuffer<UInt8>(capacity: 8192)
-    private var entries = UnsafeGrowableBuffer<Entry>(capacity: 1024)
+    // Raw buffers (`UnsafeGrowableBuffer`), no dynamic exclusivity tracking (one thread adds):
+    // this runs once per entry of every document, and arrays' uniqueness checks, access
+    // tracking and calls to memmove for a few bytes showed in profiles.
+    @exclusivity(unchecked) private var slots = UnsafeGrowableBuffer<Slot>(capacity: 1024)
+    @exclusivity(unchecked) private var termBytes = UnsafeGrowableBuffer<UInt8>(capacity: 8192)
+    @exclusivity(unchecked) private var entries = UnsafeGrowableBuffer<Entry>(capacity: 1024)
     /// Entry bodies as a segment stores them: `varint(frequency) ‖ varint(tokens) ‖
     /// varint(positions' size) ‖ positions`.
-    private var bodies = UnsafeGrowableBuffer<UInt8>(capacity: 8192)
+    @exclusivity(unchecked) private var bodies = UnsafeGrowableBuffer<UInt8>(capacity: 8192)
     private var buffersFreed = false
     /// Slots by term ID in the tokenizer term cache `cacheKey` (-1: not seen yet).
-    private var slotByID: [Int32] = []
+    @exclusivity(unchecked) private var slotByID: [Int32] = []
     private var cacheKey: TermCacheKey?
     /// Slots by term bytes, made once a second term cache shows up (until then a term ID is
     /// a distinct term).
