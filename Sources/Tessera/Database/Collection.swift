@@ -373,6 +373,15 @@ extension FullTextPreparer {
     }
 }
 
+extension FullTextRunPreparer {
+    /// Adds the full-text entries of `prepared`'s body for each covered index, each in the
+    /// current run of its index.
+    package func prepare(_ prepared: inout PreparedBody) {
+        preparer.prepare(&prepared)
+        addToRuns(&prepared.fullText)
+    }
+}
+
 extension Collection {
     /// A preparer of full-text entries for this collection's current indexes (`tessera
     /// import` runs it on its parser thread).

@@ -300,7 +300,7 @@ package final class FullTextRunPreparer {
     /// writes as one (`FullTextPendingChanges.segmentPostingLimit`) at 100 terms a document.
     package static let longestRun = 10_000
 
-    private let preparer: FullTextPreparer
+    let preparer: FullTextPreparer
     private let runLength: Int?
     private var runs: [FullTextRun?] = []
 
@@ -314,16 +314,15 @@ package final class FullTextRunPreparer {
     /// True if no index of the collection can use prepared entries.
     package var isEmpty: Bool { preparer.isEmpty }
 
-    /// Adds the full-text entries of `prepared`'s body for each covered index, each in the
-    /// current run of its index.
-    package func prepare(_ prepared: inout PreparedBody) {
-        preparer.prepare(&prepared)
-        guard let runLength, !prepared.fullText.isEmpty else { return }
-        if runs.count != prepared.fullText.count { runs = Array(repeating: nil, count: prepared.fullText.count) }
-        for i in prepared.fullText.indices {
+    /// Adds a body's entries (one per covered index, as `FullTextPreparer` makes them) each to
+    /// the current run of its index (`prepare(_:)` in Collection.swift does both).
+    func addToRuns(_ fullText: inout [PreparedFullText]) {
+        guard let runLength, !fullText.isEmpty else { return }
+        if runs.count != fullText.count { runs = Array(repeating: nil, count: fullText.count) }
+        for i in fullText.indices {
             let run = runs[i] ?? FullTextRun(length: runLength)
-            prepared.fullText[i].run = run
-            prepared.fullText[i].ordinal = run.add(prepared.fullText[i])
+            fullText[i].run = run
+            fullText[i].ordinal = run.add(fullText[i])
             runs[i] = run.count == runLength ? nil : run
         }
     }
