@@ -1,3 +1,5 @@
+import Dispatch
+import Synchronization
 import Testing
 @testable import Tessera
 
@@ -245,5 +247,65 @@ extension FullTextRunTests {
             let a = made.entry(i, segment: 7, base: 1_000), b = queued.entry(i, segment: 7, base: 1_000)
             #expect(Array(a.key) == Array(b.key) && Array(a.value) == Array(b.value), "term \(i)")
         }
+    }
+}
+
+extension FullTextRunTests {
+    /// As `tessera import` runs it: bodies prepared (and runs sealed) on another thread, handed
+    /// over in chunks of 64 through a lock, saved in transactions of one run each while the
+    /// other thread goes on. (Under ThreadSanitizer this is the hand-over it checks.)
+    @Test func runsMadeOnAnotherThread() throws {
+        let dbs = try Self.databases()
+        defer { for (db, _) in dbs { try? db.close() } }
+        let (plainDB, plain) = dbs[0], (runDB, runs) = dbs[1]
+        let runLength = 50, batches = 12
+        var r = SplitMix64(seed: 79)
+        let jsons = (0..<(runLength * batches)).map { _ in Preparation.json(&r) }
+        let first = (0..<40).map { _ in Preparation.json(&r) }
+        for (db, c) in dbs { try db.inBatch { for (i, j) in first.enumerated() { try c.save(id: "f\(i)", json: j) } } }
+
+        final class HandOver: Sendable {
+            let chunks = Mutex<[[PreparedBody]]>([])
+            let ready = DispatchSemaphore(value: 0)
+        }
+        let handOver = HandOver()
+        let preparer = FullTextRunPreparer(try runs.fullTextPreparer(), runLength: runLength)
+        nonisolated(unsafe) let unsafePreparer = preparer
+        let encoded = try jsons.map { try Preparation.encoded($0) }
+        DispatchQueue.global().async {
+            var chunk: [PreparedBody] = []
+            for (i, body) in encoded.enumerated() {
+                var prepared = try! PreparedBody(id: nil, encodedBody: body)
+                unsafePreparer.prepare(&prepared)
+                chunk.append(prepared)
+                if chunk.count == 64 || i == encoded.count - 1 {
+                    handOver.chunks.withLock { $0.append(chunk) }
+                    handOver.ready.signal()
+                    chunk = []
+                }
+            }
+        }
+        var received: [PreparedBody] = []
+        var saved = 0
+        while saved < jsons.count {
+            handOver.ready.wait()
+            received += handOver.chunks.withLock { taken in
+                defer { taken.removeAll() }
+                return taken.flatMap { $0 }
+            }
+            // Every whole run received so far is saved as a transaction of its own.
+            while received.count >= runLength {
+                let batch = Array(received.prefix(runLength))
+                received.removeFirst(runLength)
+                let ids = (saved..<(saved + runLength)).map { "d\($0)" }
+                try runDB.inBatch { for (id, body) in zip(ids, batch) { try runs.save(id: id, prepared: body) } }
+                try plainDB.inBatch { for (id, k) in zip(ids, saved...) { try plain.save(id: id, json: jsons[k]) } }
+                #expect(Self.runs(batch).allSatisfy { $0.timesWritten == 1 }, "run at \(saved)")
+                saved += runLength
+            }
+        }
+        #expect(try Preparation.indexTables(plainDB, plain) == Preparation.indexTables(runDB, runs))
+        let report = try runDB.integrityCheck()
+        #expect(report.isOK, "\(report)")
     }
 }
