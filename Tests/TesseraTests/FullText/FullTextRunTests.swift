@@ -309,3 +309,24 @@ extension FullTextRunTests {
         #expect(report.isOK, "\(report)")
     }
 }
+
+extension FullTextRunTests {
+    /// A run whose entries outgrow its limit makes no image (its offsets are 32-bit): its
+    /// documents still get their ordinals, and a transaction of them queues their entries.
+    @Test func aRunTooLargeMakesNoImage() throws {
+        let (db, coll) = try temporaryDocsDatabase()
+        defer { try? db.close() }
+        try coll.createIndex(withName: "ft", config: FullTextIndexConfiguration(["body"], language: ""))
+        let store = try #require(try coll.currentStore().indexes.first)
+        let kind = try #require(store.kind as? FullTextIndexKind)
+        let paths = try #require(store.plainPaths)
+        let bodies = try (0..<6).map { i in try Preparation.encoded(#"{"body": "amber birch cedar dune \#(i)"}"#) }
+        let prepared = bodies.map { b in b.withUnsafeBytes { PreparedFullText(tokenizing: BinaryValue.root($0)!, paths: paths, kind: kind) } }
+        let small = FullTextRun(length: 6, maximumBytes: 100)
+        #expect(prepared.map { small.add($0) } == Array(0..<6))
+        #expect(small.image == nil)
+        let large = FullTextRun(length: 6)
+        #expect(prepared.map { large.add($0) } == Array(0..<6))
+        #expect(large.image?.postingCount == 6 * 5)
+    }
+}

@@ -149,7 +149,10 @@ final class FullTextRun: @unchecked Sendable {
     /// a distinct term).
     private var slotByTerm: [[UInt8]: Int32]?
 
-    init(length: Int) { self.length = length }
+    init(length: Int, maximumBytes: Int = 1 << 30) {
+        self.length = length
+        self.maximumBytes = maximumBytes
+    }
 
     deinit {
         sealedImage?.deallocate()
@@ -169,7 +172,15 @@ final class FullTextRun: @unchecked Sendable {
     func add(_ prepared: PreparedFullText) -> Int32 {
         precondition(count < length, "FullTextRun: a document added to a sealed run")
         let ordinal = Int32(count)
-        if count == 0 {
+        count += 1
+        // A run whose entries outgrow `maximumBytes` makes no image (its offsets are 32-bit):
+        // its documents are counted, and their entries are queued one by one at the save.
+        if buffersFreed { return ordinal }
+        if bodies.count + prepared.bytes.count + 15 * prepared.entries.count > maximumBytes {
+            freeBuffers()
+            return ordinal
+        }
+        if ordinal == 0 {
             // Sized by the first document.
             let postings = min(prepared.entries.count * length, 1 << 20)
             if postings > entries.capacity { entries.grow(to: postings) }
@@ -191,10 +202,12 @@ final class FullTextRun: @unchecked Sendable {
             slot.pointee.bytes += varintLength(delta) + bodyLength
             entries.append(Entry(slot: Int32(s), ordinal: ordinal, bodyStart: Int32(bodyStart), bodyLength: Int32(bodyLength)))
         }
-        count += 1
         if count == length { seal() }
         return ordinal
     }
+
+    /// The most bytes of entries a run keeps (then it makes no image); usually 1 GB.
+    let maximumBytes: Int
 
     /// The bytes of slot `s`'s term.
     private func term(_ s: Int) -> UnsafeBufferPointer<UInt8> {
