@@ -218,3 +218,32 @@ import Glibc
 #elseif canImport(Darwin)
 import Darwin
 #endif
+
+/// A two-word phrase counts its occurrences while reading the second word's positions
+/// (`PhraseMatcher.countPair`): the same count as decoding both words and matching them.
+@Suite("Full-text: two-word phrase counting")
+struct PhrasePairCountTests {
+    @Test(arguments: [1, 2, 3, 4] as [UInt64])
+    func countPairIsDecodeAndCount(seed: UInt64) throws {
+        var r = SplitMix64(seed: seed)
+        func positions() -> [UInt8] {
+            // Columns ascending, some skipped; positions ascending within each.
+            var column = -1
+            let columns = (0..<(1 + r.int(3))).map { _ in
+                column += 1 + r.int(2)
+                return FullTextColumnPositions(column: column, positions: Array(Set((0..<r.int(12)).map { _ in UInt32(r.int(30)) })).sorted())
+            }
+            return FullTextPostingsCodec.encodePositions(columns)
+        }
+        for offset in [1, 2, 3] {
+            for _ in 0..<300 {
+                let a = positions(), b = r.int(8) == 0 ? a : positions()
+                let pair = PhraseMatcher(offsets: [0, offset]), full = PhraseMatcher(offsets: [0, offset])
+                let got = try a.withUnsafeBytes { pa in try b.withUnsafeBytes { pb in try pair.countPair(pa, pb) } }
+                try a.withUnsafeBytes { try full.decode(part: 0, $0) }
+                try b.withUnsafeBytes { try full.decode(part: 1, $0) }
+                #expect(got == full.count(), "offset \(offset): \(a) / \(b)")
+            }
+        }
+    }
+}

@@ -162,6 +162,39 @@ final class PhraseMatcher {
         counts[k] = n
     }
 
+    /// For a two-part phrase: decodes part 0's positions (`a`), then reads part 1's (`b`) one
+    /// at a time, counting those whose position minus part 1's offset is one of part 0's in the
+    /// same column — what `decode` of both parts and `count()` give, without storing part 1's
+    /// positions or walking them a second time.
+    @inline(__always)
+    func countPair(_ a: UnsafeRawBufferPointer, _ b: UnsafeRawBufferPointer) throws -> Int {
+        try decode(part: 0, a)
+        let first = keys[0]
+        let firstCount = counts[0]
+        let offset = offsets[1]
+        var reader = ByteReader(b)
+        var i = 0
+        var matches = 0
+        while !reader.atEnd {
+            let column = try reader.varint()
+            let count = try reader.varint()
+            guard count <= UInt64(b.count), column <= UInt64(Int32.max) else { throw FullTextIndexCorruption("bad positions") }
+            var p: UInt64 = 0
+            let high = column << 32
+            for _ in 0..<count {
+                p &+= try reader.varint()
+                guard p <= UInt64(UInt32.max) else { throw FullTextIndexCorruption("position out of range") }
+                // Part 0's position for this one: in the same column, `offset` before it.
+                guard p >= offset else { continue }
+                let want = high | (p - offset)
+                while i < firstCount && first[i] < want { i += 1 }
+                if i == firstCount { return matches }
+                if first[i] == want { matches += 1 }
+            }
+        }
+        return matches
+    }
+
     /// Makes part `k`'s positions those already decoded for part `j` (the same word).
     @inline(__always)
     func copy(part k: Int, from j: Int) {
@@ -599,9 +632,7 @@ struct FullTextEvaluator<R: PostingsReader> {
                                 } else if y < x {
                                     j = gallop(db, from: j, to: x)
                                 } else {
-                                    try matcher.decode(part: 0, pa[i])
-                                    try matcher.decode(part: 1, pb[j])
-                                    let f = matcher.count()
+                                    let f = try matcher.countPair(pa[i], pb[j])
                                     if f > 0 {
                                         result.documents.append(x)
                                         result.frequencies.append(UInt32(f))
