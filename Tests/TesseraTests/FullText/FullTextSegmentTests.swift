@@ -169,3 +169,43 @@ struct FullTextSegmentTests {
         #expect(stray.problems.contains { $0.contains("segment 7 of term 'kelp' is not below the 2 segments") }, "\(stray)")
     }
 }
+
+extension FullTextSegmentTests {
+    /// The segment that reaches the limit is merged with the waiting ones without being
+    /// written. They are read in place when the transaction has not written a segment, and
+    /// copied out first when it has (a read inside the batch flushed one): both give the
+    /// blocks a rebuild gives.
+    @Test(arguments: [false, true])
+    func theLastSegmentIsMergedUnwritten(readInsideTheBatch: Bool) throws {
+        var r = RNG(seed: readInsideTheBatch ? 63 : 64)
+        var model: [String: String] = [:]
+        let (db, coll, live) = try Self.loaded(300, &r, &model)
+        defer { try? db.close() }
+        // One segment short of the limit, or two when the batch writes one before its commit.
+        let waiting = FullTextPendingChanges.segmentLimit - (readInsideTheBatch ? 2 : 1)
+        for batch in 0..<waiting {
+            let body = Maintenance.text(&r)
+            try coll.save(id: "s\(batch)", properties: ["body": .string(body)])
+            model["s\(batch)"] = body
+        }
+        #expect(try Maintenance.StoredIndex(db, live).state.segments == waiting)
+        try db.inBatch {
+            for k in 0..<2 {
+                let body = Maintenance.text(&r)
+                try coll.save(id: "last\(k)", properties: ["body": .string(body)])
+                model["last\(k)"] = body
+                if readInsideTheBatch && k == 0 {
+                    // The read flushes the first save as a segment of this transaction.
+                    let w = Maintenance.words[r.int(Maintenance.words.count)]
+                    let got = try Maintenance.query(db, "SELECT meta().id AS id FROM docs WHERE match(ftLive, $q)", w).sorted()
+                    #expect(got == Maintenance.ids(matching: w, model), "'\(w)' inside the batch")
+                }
+            }
+        }
+        let merged = try Maintenance.StoredIndex(db, live)
+        #expect(merged.state.segments == 0)
+        #expect(try Self.segmentEntries(db, live).isEmpty)
+        try Maintenance().expectSameAsRebuilt(db, coll, model: model, "merged, read inside: \(readInsideTheBatch)")
+        try Maintenance().verify(db, model, round: 0, indexes: ["ftLive"])
+    }
+}

@@ -1279,8 +1279,15 @@ final class FullTextPendingChanges: PendingIndexWork {
 
     /// Appends `image` as the next segment, its document numbers `base` higher, through one
     /// cursor (keys and values read in place from the image, whose number fields are set here).
+    ///
+    /// A segment that would be the last the limits allow (`segmentLimit`,
+    /// `segmentPostingsLimit`) is not written: it is merged into the blocks with the waiting
+    /// ones at once (the merge the flush would start right after writing it).
     func writeSegment(_ image: inout SegmentImage, base: UInt32, _ txn: WriteTransaction) throws {
         guard let segments = store.segmentsTable else { return }
+        if state.segments + 1 >= Self.segmentLimit || state.segmentPostings + image.postingCount >= Self.segmentPostingsLimit {
+            return try mergeSegments(txn, adding: (image, base))
+        }
         let segment = UInt32(state.segments)
         var batch = StorageAppendBatch()
         for i in image.items.indices {
@@ -1295,35 +1302,56 @@ final class FullTextPendingChanges: PendingIndexWork {
     }
 
     /// Merges every waiting segment into the blocks (each term's entries of all segments
-    /// appended at once) and empties the segments table.
-    func mergeSegments(_ txn: WriteTransaction) throws {
-        guard state.segments > 0, let segments = store.segmentsTable else { return }
-        // Each segment's (term, value) pairs in term order, copied out (the writes below may
-        // move this transaction's own dirty pages): offsets into `bytes`.
-        var bytes = UnsafeGrowableBuffer<UInt8>(capacity: 1 << 16)
+    /// appended at once) and empties the segments table; `extra`, a segment not written (its
+    /// numbers `base` higher, all above the waiting segments'), is merged with them as their last.
+    func mergeSegments(_ txn: WriteTransaction, adding extra: (image: SegmentImage, base: UInt32)? = nil) throws {
+        guard state.segments > 0 || extra != nil, let segments = store.segmentsTable else { return }
+        // Each segment's (term, value) pairs in term order. A table this transaction has not
+        // written is read in place: its pages are the file's, which no write of a transaction
+        // moves (LMDB copies a page before changing it). Otherwise they are copied out first
+        // (the writes below may spill and free this transaction's own dirty pages): offsets
+        // into `bytes`, turned into pointers once every pair is copied.
+        let inPlace = !txn.hasChanged(segments)
+        var bytes = UnsafeGrowableBuffer<UInt8>(capacity: inPlace ? 1 : 1 << 16)
         defer { bytes.deallocate() }
         // Each term also gets its first eight bytes as a big-endian integer: the merge below
-        // compares those first (as `slotsInTermOrder` does).
-        var runs: [[(term: Range<Int>, value: Range<Int>, prefix: UInt64)]] = []
-        try txn.withCursor(segments) { c in
-            // Keys are segment, then term: one walk reads the runs one after the other.
-            var ok = try c.first()
-            while ok {
-                guard let (segment, term) = FullTextPostingsCodec.splitSegmentKey(c.key), segment < UInt32(state.segments) else {
-                    throw FullTextIndexCorruption("segment entry outside the \(state.segments) waiting segments")
+        // compares those first (as `TermOrder` does).
+        typealias Pair = (term: UnsafeRawBufferPointer, value: UnsafeRawBufferPointer, prefix: UInt64)
+        var runs: [[Pair]] = []
+        var copied: [[(term: Range<Int>, value: Range<Int>, prefix: UInt64)]] = []
+        if state.segments > 0 {
+            try txn.withCursor(segments) { c in
+                // Keys are segment, then term: one walk reads the runs one after the other.
+                var ok = try c.first()
+                while ok {
+                    guard let (segment, term) = FullTextPostingsCodec.splitSegmentKey(c.key), segment < UInt32(state.segments) else {
+                        throw FullTextIndexCorruption("segment entry outside the \(state.segments) waiting segments")
+                    }
+                    let termPrefix = TermOrder.prefix(term.assumingMemoryBound(to: UInt8.self))
+                    if inPlace {
+                        while runs.count <= Int(segment) { runs.append([]) }
+                        runs[Int(segment)].append((term, c.value, termPrefix))
+                    } else {
+                        while copied.count <= Int(segment) { copied.append([]) }
+                        let termStart = bytes.count
+                        if let t = term.baseAddress { bytes.append(t.assumingMemoryBound(to: UInt8.self), count: term.count) }
+                        let valueStart = bytes.count
+                        if let v = c.value.baseAddress { bytes.append(v.assumingMemoryBound(to: UInt8.self), count: c.value.count) }
+                        copied[Int(segment)].append((termStart..<valueStart, valueStart..<bytes.count, termPrefix))
+                    }
+                    ok = try c.next()
                 }
-                while runs.count <= Int(segment) { runs.append([]) }
-                let termStart = bytes.count
-                if let t = term.baseAddress { bytes.append(t.assumingMemoryBound(to: UInt8.self), count: term.count) }
-                let valueStart = bytes.count
-                var termPrefix: UInt64 = 0
-                for j in 0..<8 { termPrefix = termPrefix << 8 | UInt64(termStart + j < valueStart ? bytes.base[termStart + j] : 0) }
-                if let v = c.value.baseAddress { bytes.append(v.assumingMemoryBound(to: UInt8.self), count: c.value.count) }
-                runs[Int(segment)].append((termStart..<valueStart, valueStart..<bytes.count, termPrefix))
-                ok = try c.next()
             }
         }
         func slice(_ r: Range<Int>) -> UnsafeRawBufferPointer { UnsafeRawBufferPointer(start: bytes.base + r.lowerBound, count: r.count) }
+        if !inPlace { runs = copied.map { run in run.map { (slice($0.term), slice($0.value), $0.prefix) } } }
+        if let (image, base) = extra {
+            runs.append(image.items.indices.map { i in
+                let (key, value) = image.entry(i, segment: 0, base: base)
+                let term = UnsafeRawBufferPointer(rebasing: key[4...])
+                return (term, value, TermOrder.prefix(term.assumingMemoryBound(to: UInt8.self)))
+            })
+        }
         // Terms in order across the runs (each run is sorted): the smallest head term, then
         // its entries from every run that has it, in segment order.
         var heads = [Int](repeating: 0, count: runs.count)
@@ -1332,9 +1360,9 @@ final class FullTextPendingChanges: PendingIndexWork {
         try txn.withCursor(table) { cursor in
             var writer = BlockWriter(txn: txn, table: table, append: false)
             defer { writer.deallocate() }
-            func order(_ a: (term: Range<Int>, value: Range<Int>, prefix: UInt64), _ b: (term: Range<Int>, value: Range<Int>, prefix: UInt64)) -> Int {
+            func order(_ a: Pair, _ b: Pair) -> Int {
                 if a.prefix != b.prefix { return a.prefix < b.prefix ? -1 : 1 }
-                return compareStoredKeys(slice(a.term), slice(b.term))
+                return compareStoredKeys(a.term, b.term)
             }
             while true {
                 var smallest = -1
@@ -1343,10 +1371,10 @@ final class FullTextPendingChanges: PendingIndexWork {
                 }
                 guard smallest >= 0 else { break }
                 let head = runs[smallest][heads[smallest]]
-                let term = slice(head.term)
+                let term = head.term
                 changes.removeAll(keepingCapacity: true)
                 for r in runs.indices where heads[r] < runs[r].count && order(runs[r][heads[r]], head) == 0 {
-                    guard let (first, entries) = FullTextPostingsCodec.splitSegmentValue(slice(runs[r][heads[r]].value)) else {
+                    guard let (first, entries) = FullTextPostingsCodec.splitSegmentValue(runs[r][heads[r]].value) else {
                         throw FullTextIndexCorruption("short segment entry")
                     }
                     var it = PostingBlockIterator(value: entries, firstDocument: first)
@@ -1360,7 +1388,7 @@ final class FullTextPendingChanges: PendingIndexWork {
             }
         }
         // Every segment at once: LMDB frees the table's pages without reading or copying them.
-        try txn.drop(segments, delete: false)
+        if state.segments > 0 { try txn.drop(segments, delete: false) }
         state.segments = 0
         state.segmentPostings = 0
     }
