@@ -25,6 +25,18 @@ struct FullTextRunTests {
         }
     }
 
+    /// A database whose collection `docs` has one full-text index over `body`, and that index.
+    static func fullTextIndex() throws -> (Database, IndexStore) {
+        let (db, coll) = try temporaryDocsDatabase()
+        do {
+            try coll.createIndex(withName: "ft", config: FullTextIndexConfiguration(["body"], language: ""))
+            return (db, try #require(try coll.currentStore().indexes.first))
+        } catch {
+            try? db.close()
+            throw error
+        }
+    }
+
     /// Bodies prepared in order by one `FullTextRunPreparer`, as the import's parser does.
     static func prepared(_ jsons: [String], _ preparer: FullTextRunPreparer) throws -> [PreparedBody] {
         try jsons.map { json in
@@ -165,13 +177,9 @@ extension FullTextRunTests {
     /// first eight bytes (the order sorts those by their bytes after the integer sort).
     @Test(arguments: [1, 2, 3] as [UInt64])
     func segmentImagesListTermsInByteOrder(seed: UInt64) throws {
-        let (db, coll) = try temporaryDocsDatabase()
+        let (db, store) = try Self.fullTextIndex()
         defer { try? db.close() }
-        try coll.createIndex(withName: "ft", config: FullTextIndexConfiguration(["body"], language: ""))
-        let store = try #require(try coll.currentStore().indexes.first)
-        let pending = FullTextPendingChanges(
-            store: store, state: FullTextIndexState(statistics: FullTextCorpusStatistics(documentCount: 0, totalTokens: 0), nextDocument: 0),
-            recordsOnly: true)
+        let pending = FullTextPendingChanges(store: store, state: .empty, recordsOnly: true)
         var r = SplitMix64(seed: seed)
         var added = Set<[UInt8]>()
         for document in 0..<UInt32(300) {
@@ -198,10 +206,8 @@ extension FullTextRunTests {
     /// (the run then finds terms by their bytes).
     @Test(arguments: [4, 5, 6] as [UInt64])
     func aRunsImageIsTheQueuesImage(seed: UInt64) throws {
-        let (db, coll) = try temporaryDocsDatabase()
+        let (db, store) = try Self.fullTextIndex()
         defer { try? db.close() }
-        try coll.createIndex(withName: "ft", config: FullTextIndexConfiguration(["body"], language: ""))
-        let store = try #require(try coll.currentStore().indexes.first)
         var r = SplitMix64(seed: seed)
         let keys = [TermCacheKey(workspace: 1, generation: 1), TermCacheKey(workspace: 2, generation: 1)]
         var ids: [[[UInt8]: Int32]] = [[:], [:]]
@@ -228,9 +234,7 @@ extension FullTextRunTests {
         }
         let run = FullTextRun(length: documents.count)
         for (i, d) in documents.enumerated() { #expect(run.add(d) == Int32(i)) }
-        let queue = FullTextPendingChanges(
-            store: store, state: FullTextIndexState(statistics: FullTextCorpusStatistics(documentCount: 0, totalTokens: 0), nextDocument: 0),
-            recordsOnly: true)
+        let queue = FullTextPendingChanges(store: store, state: .empty, recordsOnly: true)
         for (i, d) in documents.enumerated() {
             d.forEach { key, tokenCount, termID, term, positions, frequency in
                 queue.addInterned(key: key, termID: termID, term: term, document: UInt32(i), tokenCount: tokenCount,
@@ -314,10 +318,8 @@ extension FullTextRunTests {
     /// A run whose entries outgrow its limit makes no image (its offsets are 32-bit): its
     /// documents still get their ordinals, and a transaction of them queues their entries.
     @Test func aRunTooLargeMakesNoImage() throws {
-        let (db, coll) = try temporaryDocsDatabase()
+        let (db, store) = try Self.fullTextIndex()
         defer { try? db.close() }
-        try coll.createIndex(withName: "ft", config: FullTextIndexConfiguration(["body"], language: ""))
-        let store = try #require(try coll.currentStore().indexes.first)
         let kind = try #require(store.kind as? FullTextIndexKind)
         let paths = try #require(store.plainPaths)
         let bodies = try (0..<6).map { i in try Preparation.encoded(#"{"body": "amber birch cedar dune \#(i)"}"#) }

@@ -284,7 +284,7 @@ final class FullTextIndexKind: IndexKind, @unchecked Sendable {
     /// The stored corpus totals and next document number.
     static func indexState(txn: Snapshot, stats: StorageTable) throws -> FullTextIndexState {
         guard let raw = try txn.get(stats, key: FullTextPostingsCodec.corpusKey) else {
-            return FullTextIndexState(statistics: FullTextCorpusStatistics(documentCount: 0, totalTokens: 0), nextDocument: 0)
+            return .empty
         }
         do {
             return try FullTextPostingsCodec.decodeIndexState(raw)
@@ -301,7 +301,7 @@ final class FullTextIndexKind: IndexKind, @unchecked Sendable {
 
     private func backfillUnchecked(_ store: IndexStore, txn: WriteTransaction, docs: DocumentTables) throws {
         guard let stats = store.statsTable else { return }
-        let pending = FullTextPendingChanges(store: store, state: FullTextIndexState(statistics: FullTextCorpusStatistics(documentCount: 0, totalTokens: 0), nextDocument: 0))
+        let pending = FullTextPendingChanges(store: store, state: .empty)
         var ids: [[UInt8]] = []
         var tokenCounts: [Int] = []
         // The next document's number (documents are numbered in ID order).

@@ -450,6 +450,9 @@ struct FullTextIndexState: Equatable {
     var segments: Int = 0
     /// The entries those segments hold.
     var segmentPostings: Int = 0
+
+    /// An index that has numbered no document.
+    static let empty = FullTextIndexState(statistics: FullTextCorpusStatistics(documentCount: 0, totalTokens: 0), nextDocument: 0)
 }
 
 /// The retired document numbers of an index (see "Retired numbers"), copied out of the
