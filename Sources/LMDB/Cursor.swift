@@ -30,6 +30,9 @@ import Darwin
     @usableFromInline let pageSize: UInt
     /// The leaf page `prefetchPage` saw last.
     @exclusivity(unchecked) @usableFromInline var prefetchedPage: UInt = 0
+    /// Set on a cursor that walks two tables as one (`init(merging:_:)`); nil on every other,
+    /// whose moves then cost one more comparison with nil.
+    @exclusivity(unchecked) @usableFromInline var merged: MergedPosition?
 
     @usableFromInline
     init(raw: OpaquePointer, txn: Transaction) {
@@ -40,9 +43,25 @@ import Darwin
         (mapLow, mapHigh, pageSize) = (txn.window ?? txn.pages)?.bounds ?? (0, 0, 4096)
     }
 
+    /// A cursor over the union of two tables whose keys never coincide (an index's entries
+    /// and its recent ones): it moves in key order over both, `key` and `value` those of the
+    /// entry it is on, whichever table holds it. Closing it closes both.
+    package init(merging a: Cursor, _ b: Cursor) {
+        raw = nil
+        txn = a.txn
+        window = a.window
+        (mapLow, mapHigh, pageSize) = (a.mapLow, a.mapHigh, a.pageSize)
+        merged = MergedPosition(a, b)
+    }
+
     /// Closes the cursor (idempotent).
     @usableFromInline
     func close() {
+        if let m = merged {
+            m.a.close()
+            m.b.close()
+            return
+        }
         if let raw, txn.raw != nil || txn.readOnly { mdb_cursor_close(raw) }
         raw = nil
     }
@@ -88,17 +107,30 @@ import Darwin
     }
 
     /// Moves to the first entry; false if the table is empty.
-    @inlinable package func first() throws -> Bool { try move(MDB_FIRST) }
+    @inlinable package func first() throws -> Bool {
+        if merged != nil { return try mergedMove(.first, nil) }
+        return try move(MDB_FIRST)
+    }
     /// Moves to the last entry; false if the table is empty.
-    @inlinable package func last() throws -> Bool { try move(MDB_LAST) }
+    @inlinable package func last() throws -> Bool {
+        if merged != nil { return try mergedMove(.last, nil) }
+        return try move(MDB_LAST)
+    }
     /// Moves to the next entry; false at the end.
-    @inlinable package func next() throws -> Bool { try move(MDB_NEXT) }
+    @inlinable package func next() throws -> Bool {
+        if merged != nil { return try mergedMove(.next, nil) }
+        return try move(MDB_NEXT)
+    }
     /// Moves to the previous entry; false at the start.
-    @inlinable package func prev() throws -> Bool { try move(MDB_PREV) }
+    @inlinable package func prev() throws -> Bool {
+        if merged != nil { return try mergedMove(.prev, nil) }
+        return try move(MDB_PREV)
+    }
 
     /// Moves to the first entry whose key is ≥ `key`; false if there is none.
     @inlinable
     package func seek(_ key: UnsafeRawBufferPointer) throws -> Bool {
+        if merged != nil { return try mergedMove(.seek, key) }
         k = MDB_val(mv_size: key.count, mv_data: UnsafeMutableRawPointer(mutating: key.baseAddress))
         return try move(MDB_SET_RANGE)
     }
@@ -112,6 +144,7 @@ import Darwin
     /// Moves to the entry with exactly `key`; false if absent.
     @inlinable
     package func seekExact(_ key: UnsafeRawBufferPointer) throws -> Bool {
+        if merged != nil { return try mergedMove(.seek, key) && compareKeys(self.key, key) == 0 }
         k = MDB_val(mv_size: key.count, mv_data: UnsafeMutableRawPointer(mutating: key.baseAddress))
         return try move(MDB_SET_KEY)
     }
@@ -127,6 +160,12 @@ import Darwin
 
     /// Deletes the current entry.
     @usableFromInline package func deleteCurrent() throws {
+        if let m = merged {
+            // The other cursor stays where it is: the next move in the same direction finds
+            // the entry after the deleted one (LMDB's rule) and compares it with it.
+            try (m.onB ? m.b : m.a).deleteCurrent()
+            return
+        }
         txn.noteChange(mdb_cursor_dbi(raw))
         let rc = tessera_mdb_cursor_del(UnsafeMutableRawPointer(raw), 0)
         try txn.checkWrite(rc)
@@ -156,6 +195,79 @@ import Darwin
             if try !body(key, value) { return }
             ok = try next()
         }
+    }
+}
+
+// MARK: - Two tables walked as one
+
+/// Where a merged cursor (`Cursor.init(merging:_:)`) stands in each of its two tables. The
+/// tables never hold the same key, so the union has one order and each entry is in exactly one
+/// of them: moving forward, each cursor stands on its first entry not yet passed and the merged
+/// entry is the smaller of the two; moving backward, the larger of the two last ones. Turning
+/// round repositions only the cursor the merged entry is not on.
+@usableFromInline package final class MergedPosition {
+    @usableFromInline let a: Cursor
+    @usableFromInline let b: Cursor
+    /// Whether each cursor stands on an entry (false once it ran off its table's end).
+    var aOK = false
+    var bOK = false
+    /// The merged entry is `b`'s (else `a`'s, when there is one).
+    @usableFromInline var onB = false
+    /// The direction of the last move: the cursor not on the merged entry is past it that way.
+    var forward = true
+
+    init(_ a: Cursor, _ b: Cursor) {
+        self.a = a
+        self.b = b
+    }
+}
+
+@usableFromInline enum MergedMove { case first, last, next, prev, seek }
+
+extension Cursor {
+    /// One move of a merged cursor (`key` for `.seek`).
+    @usableFromInline @inline(never)
+    func mergedMove(_ op: MergedMove, _ key: UnsafeRawBufferPointer?) throws -> Bool {
+        let m = merged!
+        switch op {
+        case .first:
+            (m.aOK, m.bOK, m.forward) = (try m.a.first(), try m.b.first(), true)
+        case .last:
+            (m.aOK, m.bOK, m.forward) = (try m.a.last(), try m.b.last(), false)
+        case .seek:
+            (m.aOK, m.bOK, m.forward) = (try m.a.seek(key!), try m.b.seek(key!), true)
+        case .next, .prev:
+            let forward = op == .next
+            guard m.onB ? m.bOK : m.aOK else { return false }
+            if m.forward != forward {
+                // Turning round: the other cursor is past the merged entry the old way; put it
+                // on its first entry past it the new way (it never holds the merged key).
+                let here = (m.onB ? m.b : m.a).key
+                let other = m.onB ? m.a : m.b
+                let ok: Bool
+                if forward {
+                    ok = try other.seek(here)
+                } else {
+                    ok = try other.seek(here) ? try other.prev() : try other.last()
+                }
+                if m.onB { m.aOK = ok } else { m.bOK = ok }
+                m.forward = forward
+            }
+            if m.onB { m.bOK = forward ? try m.b.next() : try m.b.prev() }
+            else { m.aOK = forward ? try m.a.next() : try m.a.prev() }
+        }
+        // The merged entry: the nearer of the two in the direction of travel.
+        if m.aOK && m.bOK {
+            let c = compareKeys(m.a.key, m.b.key)
+            m.onB = m.forward ? c > 0 : c < 0
+        } else if m.aOK || m.bOK {
+            m.onB = m.bOK
+        } else {
+            return false
+        }
+        let from = m.onB ? m.b : m.a
+        (k, v) = (from.k, from.v)
+        return true
     }
 }
 

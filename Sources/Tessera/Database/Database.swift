@@ -63,7 +63,7 @@ public final class Database: @unchecked Sendable {
     // the thread that `writerThread` names.
 
     /// The current on-disk format version. Databases with a larger version are refused.
-    public static let formatVersion: UInt32 = 9
+    public static let formatVersion: UInt32 = 10
     static let magic: [UInt8] = Array("TSRA".utf8)
 
     /// The database name (last path component, without extension).

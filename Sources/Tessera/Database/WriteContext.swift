@@ -136,15 +136,40 @@ final class WriteContext {
     /// holding puts back has them taken back as well (an index this transaction filled so far,
     /// or nearly): the write-out then appends the whole table in key order instead of
     /// inserting between them.
+    ///
+    /// New keys go to an index's recent entries (`RecentEntries.swift`); every
+    /// `recentCheckInterval` documents after that, an index whose recent entries outgrew their
+    /// limit has them moved into its main table, and takes the transaction's later keys there.
     @inline(__always)
     func noteIndexedWrite(_ key: CollectionKey, store: CollectionStore) throws {
         let c = counters(key)
         c.writes &+= 1
-        guard c.writes == WriteContext.keyedIndexDeferral else { return }
-        for index in store.indexes where index.kind is any KeyedIndexKind {
-            let small = try txn.count(index.table) <= WriteContext.keyedIndexDeferral * 16
-            txn.deferPuts(in: index.table)
-            if small { try txn.takeBack(index.table, after: []) }
+        if c.writes < WriteContext.keyedIndexDeferral { return }
+        if c.writes == WriteContext.keyedIndexDeferral {
+            for index in store.indexes where index.kind is any KeyedIndexKind {
+                let small = try txn.count(index.table) <= WriteContext.keyedIndexDeferral * 16
+                txn.deferRecent(index.table, recent: index.recent!)
+                if small { try txn.takeBack(index.table, after: []) }
+            }
+        } else if c.writes % WriteContext.recentCheckInterval == 0 {
+            for index in store.indexes where index.kind is any KeyedIndexKind {
+                try txn.settleRecent(index.table, recent: index.recent!)
+            }
+        }
+    }
+
+    /// How often (in documents written) a large transaction checks whether its indexes'
+    /// recent entries outgrew their limit.
+    static let recentCheckInterval = 2048
+
+    /// Moves the recent entries of the keyed indexes of every collection this transaction
+    /// wrote into their main tables where they outgrew their limit (before the commit).
+    private func settleRecentEntries() throws {
+        for (key, c) in counters where c.writes > 0 {
+            guard let store = catalog.collections[key] else { continue }
+            for index in store.indexes where index.kind is any KeyedIndexKind {
+                try txn.settleRecent(index.table, recent: index.recent!)
+            }
         }
     }
 
@@ -206,6 +231,7 @@ final class WriteContext {
     func finish() throws {
         try txn.flushPendingWork()
         try flushCounters()
+        try settleRecentEntries()
         try refreshStatistics()
         if catalogChanged { try catalog.save(txn: txn, meta: database.metaTable) }
     }

@@ -13,6 +13,9 @@ final class IndexStore: @unchecked Sendable {
     let table: StorageTable
     /// The kind's other tables, in the order of its `extraTableSuffixes`.
     let extraTables: [StorageTable]
+    /// A value or array index's recent entries, a small table beside `table` that new keys
+    /// go to first (`RecentEntries.swift`); nil for other kinds.
+    let recent: StorageTable?
     /// Index expressions bound to a single source (slot 0).
     let expressions: [BoundExpr]
     /// The partial-index condition, bound to slot 0.
@@ -34,6 +37,7 @@ final class IndexStore: @unchecked Sendable {
         self.collection = collection
         self.table = table
         self.extraTables = extraTables
+        self.recent = kind is any KeyedIndexKind ? extraTables.first : nil
         self.expressions = compiled.expressions
         self.whereClause = compiled.whereClause
         self.variableCount = compiled.variableCount

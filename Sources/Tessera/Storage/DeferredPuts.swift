@@ -107,6 +107,17 @@ final class DeferredPuts {
 
     var isEmpty: Bool { entries.isEmpty }
 
+    /// The number of keys held (puts and deletes).
+    var count: Int { entries.count }
+
+    /// Calls `body` with each held key and its value (nil: deleted), in order of arrival.
+    func forEachHeld(_ body: (UnsafeRawBufferPointer, UnsafeRawBufferPointer?) throws -> Void) rethrows {
+        for e in entries {
+            try body(UnsafeRawBufferPointer(start: e.key, count: e.keyCount),
+                     e.value.map { UnsafeRawBufferPointer(start: $0, count: e.valueCount) })
+        }
+    }
+
     /// True when the held puts must be written out now: too many bytes are held, or bytes
     /// beyond `memoryBytes` found no room in a temporary file.
     var isFull: Bool { heldBytes > maxHeldBytes || spillRefused }

@@ -152,6 +152,9 @@ class Snapshot {
 /// the transaction (`flushPendingWork()`) and before the commit.
 final class WriteTransaction: Snapshot {
     private var pending: [ObjectIdentifier: any PendingIndexWork] = [:]
+    /// Tables of recent entries this transaction moved into their main tables
+    /// (`RecentEntries.swift`): its later new keys go straight to the main table.
+    var mergedRecent: [UInt32] = []
     private var pendingOrder: [ObjectIdentifier] = []
     /// Where held-back puts beyond their memory budget go (the database directory; nil: they
     /// are written out instead).
@@ -357,7 +360,7 @@ final class WriteTransaction: Snapshot {
         } catch LMDBError.dbsFull {
             let limit = Environment.Options().maxTables
             throw DatabaseError(.limitReached, "cannot create table '\(name)': a database holds at most \(limit) tables "
-                + "(4 per collection, 1 per value or array index, 2 per full-text index: about \((limit - 1) / 4) collections)")
+                + "(4 per collection, 2 per value or array index, 3 per full-text index: about \((limit - 1) / 4) collections)")
         }
     }
 

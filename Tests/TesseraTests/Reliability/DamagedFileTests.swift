@@ -278,7 +278,9 @@ struct DamagedFileTests {
     /// A damaged page on the path of a write — a leaf whose free-space bounds are garbage, a
     /// branch whose child is outside the file — is reported before LMDB copies it (a damaged
     /// leaf once misled LMDB's own descent, so that the leaf check validated another page and
-    /// the write ran past LMDB's copy into the heap: `malloc(): invalid size`).
+    /// the write ran past LMDB's copy into the heap: `malloc(): invalid size`). The writes
+    /// replace documents under another author: each deletes the old key from the index's main
+    /// table (a new key goes to its recent entries, `RecentEntries.swift`, whose pages are whole).
     @Test func aDamagedPageOnAWritesPathIsReportedNotWritten() throws {
         let tessera = try #require(ChildProcess.tessera)
         let dir = ScratchDirectory("path")
@@ -306,8 +308,8 @@ struct DamagedFileTests {
             let copy = dir.child(damage)
             try Self.copy(base, to: copy)
             try bytes.write(to: URL(fileURLWithPath: copy + "/data.mdb"))
-            for author in ["a0", "a3", "a9", "zzz"] {
-                let r = ChildProcess.run(tessera, ["put", copy, "x-\(author)", #"{"author":"\#(author)","text":"cedar"}"#], timeout: 20)
+            for (id, author) in [("d0", "a3"), ("d150", "a9"), ("d299", "zzz"), ("d77", "a0")] {
+                let r = ChildProcess.run(tessera, ["put", copy, id, #"{"author":"\#(author)","text":"cedar"}"#], timeout: 20)
                 #expect(r.exited, "\(damage), author \(author): \(r)")
                 #expect(r.status != 0 && r.err.contains("damaged"), "\(damage), author \(author): \(r)")
             }

@@ -457,6 +457,42 @@ struct FileSafetyTests {
         #expect(try formatVersion(at: dir.path) == Database.formatVersion)
     }
 
+    /// Format 10 keeps a table of recent entries beside each value and array index
+    /// (`RecentEntries.swift`). A database the format-9 CLI wrote (Format9Database/README.md)
+    /// opens with the tables created and nothing else moved: the rows that code printed, a
+    /// clean integrity check; then a save puts its keys in the new tables and queries read both.
+    @Test func aFormat9DatabaseGainsRecentEntryTables() throws {
+        let dir = ScratchDirectory("format9")
+        defer { dir.remove() }
+        try copyOldDatabase("Format9Database", to: dir)
+        #expect(try formatVersion(at: dir.path) == 9)
+        let db = try Database(path: dir.path)
+        defer { try? db.close() }
+        let hotels = try #require(try db.collection(name: "hotels"))
+        func ids(_ sql: String) throws -> [String] {
+            try db.createQuery(sql).execute().allResults().compactMap { $0.string(forKey: "id") }
+        }
+        let porto = "SELECT meta().id AS id FROM hotels WHERE city = 'Porto' ORDER BY meta().id"
+        let seaOrWine = "SELECT DISTINCT meta().id AS id FROM hotels UNNEST likes AS l WHERE l = 'sea' OR l = 'wine' ORDER BY meta().id"
+        #expect(try ids(porto) == ["h01", "h04", "h07"])
+        #expect(try ids(seaOrWine) == ["h01", "h02", "h04", "h07"])
+        #expect(try db.performMaintenance(.integrityCheck).isOK)
+        let store = try hotels.currentStore()
+        for index in store.indexes {
+            let recent = try #require(index.recent, "\(index.definition.name)")
+            #expect(try db.read { try $0.count(recent) } == 0)
+        }
+        try hotels.save(id: "h08", properties: ["name": "Quay Rooms", "city": "Porto", "likes": ["sea"]])
+        try hotels.save(id: "h04", properties: ["name": "Market Rooms", "city": "Braga", "likes": ["food"]])
+        #expect(try ids(porto) == ["h01", "h07", "h08"])
+        #expect(try ids(seaOrWine) == ["h01", "h02", "h07", "h08"])
+        let byCity = try #require(store.indexes.first { $0.definition.name == "byCity" })
+        #expect(try db.read { try $0.count(byCity.recent!) } == 2)
+        #expect(try db.performMaintenance(.integrityCheck).isOK)
+        try db.close()
+        #expect(try formatVersion(at: dir.path) == Database.formatVersion)
+    }
+
     /// Deleting a database (or closing a temporary one) removes links inside its directory,
     /// never what they point to.
     @Test func deletingADatabaseDoesNotFollowSymbolicLinks() throws {

@@ -37,8 +37,8 @@ struct IndexStatistics: Equatable, Sendable {
     /// previous key's in place (equal values encode to equal bytes, IndexKey.swift), with no
     /// decoding and no allocation per entry.
     static func compute(_ index: IndexStore, snapshot: Snapshot) throws -> IndexStatistics {
-        var builder = Builder(entries: try snapshot.count(index.table), columns: index.expressions.count)
-        try snapshot.withCursor(index.table) { c in
+        var builder = Builder(entries: try snapshot.count(index.table, recent: index.recent), columns: index.expressions.count)
+        try snapshot.withCursor(index.table, recent: index.recent) { c in
             try c.forEach { key, _ in
                 builder.add(key: key)
                 return true
@@ -191,7 +191,7 @@ struct IndexStatistics: Equatable, Sendable {
     /// open index until a write stores them).
     static func load(_ index: IndexStore, snapshot: Snapshot, meta: StorageTable) throws -> IndexStatistics {
         if let raw = try snapshot.get(meta, key: key(index)), let s = IndexStatistics(encoded: raw) { return s }
-        let entries = try snapshot.count(index.table)
+        let entries = try snapshot.count(index.table, recent: index.recent)
         if let cached = index.computedStatistics.withLock({ $0 }), cached.entries == entries { return cached }
         let s = try compute(index, snapshot: snapshot)
         index.computedStatistics.withLock { $0 = s }
@@ -211,7 +211,7 @@ struct IndexStatistics: Equatable, Sendable {
     /// Recomputes the statistics of `index` when none are stored or its entry count moved by
     /// more than a quarter (and at least 64 entries) since they were taken.
     static func refreshIfDrifted(_ index: IndexStore, txn: WriteTransaction, meta: StorageTable) throws {
-        let now = try txn.count(index.table)
+        let now = try txn.count(index.table, recent: index.recent)
         if let raw = try txn.get(meta, key: key(index)), let s = IndexStatistics(encoded: raw),
            abs(now - s.entries) <= max(64, s.entries / 4) { return }
         try refresh(index, txn: txn, meta: meta)

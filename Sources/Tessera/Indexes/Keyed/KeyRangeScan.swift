@@ -94,7 +94,7 @@ final class KeyRangeScan: RowSource {
 
     override func reset(_ ctx: ExecContext) throws {
         if cursor == nil {
-            let c = try ctx.txn.cursor(plan.store.table)
+            let c = try ctx.txn.cursor(plan.store.table, recent: plan.store.recent)
             cursor = c
             moving = c.borrowed
         }

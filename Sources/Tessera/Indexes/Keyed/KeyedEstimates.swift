@@ -17,7 +17,7 @@ extension KeyedPlanning {
     /// as `KeyedPlanning.unknownSpreadPoints` points.
     func estimateEntries(_ index: IndexStore, equalities: [[BoundExpr]], range: ColumnConstraint?,
                          spread: Set<Int> = []) throws -> (rows: Double, entries: Int) {
-        let entries = try request.snapshot.count(index.table)
+        let entries = try request.snapshot.count(index.table, recent: index.recent)
         guard entries > 0 else { return (0, 0) }
         let e = Double(entries)
         if equalities.isEmpty && range == nil { return (e, entries) }

@@ -114,6 +114,9 @@ struct KeyedEvaluation {
 }
 
 extension KeyedIndexKind {
+    /// A keyed index keeps its recent entries beside its main table (`RecentEntries.swift`).
+    static var extraTableSuffixes: [String] { [":recent"] }
+
     /// Recomputes the planner statistics from the index as it is now.
     func optimize(_ index: IndexStore, txn: WriteTransaction, meta: StorageTable) throws {
         try IndexStatistics.refresh(index, txn: txn, meta: meta)
@@ -132,6 +135,7 @@ extension KeyedIndexKind {
 
     func update(_ index: IndexStore, txn: WriteTransaction, docID: String,
                 old: UnsafeRawBufferPointer?, new: UnsafeRawBufferPointer?) throws {
+        let recent = index.recent!
         var evaluation = KeyedEvaluation(index: index, snapshot: txn)
         // Old keys first, then new ones, in one buffer.
         var arena = KeyArena(reservingBytes: 128)
@@ -154,13 +158,17 @@ extension KeyedIndexKind {
             if i == before.count { c = 1 } else if j == after.count { c = -1 } else {
                 c = arena.withKey(before[i].key) { a in arena.withKey(after[j].key) { b in compareStoredKeys(a, b) } }
             }
+            // New keys go to the index's recent entries; changed and deleted ones are found
+            // where they are (`RecentEntries.swift`).
             if c < 0 {
-                try arena.withKey(before[i].key) { _ = try txn.delete(index.table, key: $0) }
+                try arena.withKey(before[i].key) { _ = try txn.delete(index.table, recent: recent, key: $0) }
                 i += 1
             } else {
                 let e = after[j]
-                if c > 0 || before[i].occurrences != e.occurrences || before[i].exact != e.exact {
-                    try Self.withEntryValue(e) { value in try arena.withKey(e.key) { _ = try txn.put(index.table, key: $0, value: value) } }
+                if c > 0 {
+                    try Self.withEntryValue(e) { value in try arena.withKey(e.key) { try txn.putNew(index.table, recent: recent, key: $0, value: value) } }
+                } else if before[i].occurrences != e.occurrences || before[i].exact != e.exact {
+                    try Self.withEntryValue(e) { value in try arena.withKey(e.key) { try txn.replace(index.table, recent: recent, key: $0, value: value) } }
                 }
                 if c == 0 { i += 1 }
                 j += 1
@@ -276,7 +284,9 @@ extension KeyedIndexKind {
             KeyedEntry(key: arena.key($0.key), value: IndexKey.entryValue(occurrences: $0.occurrences, exact: $0.exact))
         }
         var actual: [KeyedEntry] = []
-        try snapshot.withCursor(index.table) { c in try c.forEach { k, v in actual.append(KeyedEntry(key: Array(k), value: Array(v))); return true } }
+        try snapshot.withCursor(index.table, recent: index.recent) { c in
+            try c.forEach { k, v in actual.append(KeyedEntry(key: Array(k), value: Array(v))); return true }
+        }
         count += actual.count
         var problems: [String] = []
         let name = "\(index.collection):\(index.definition.name)"

@@ -68,7 +68,7 @@ final class ValueIndexKind: KeyedIndexKind {
     }
 
     func extremeValue(_ index: IndexStore, largest: Bool, snapshot: Snapshot) throws -> Value? {
-        try snapshot.withCursor(index.table) { c -> Value? in
+        try snapshot.withCursor(index.table, recent: index.recent) { c -> Value? in
             // Keys sort MISSING < NULL < every other value (SPEC §5.4).
             let found = largest ? try c.last() : try c.seek(IndexKey.lowerBound(for: [.null], inclusive: false))
             guard found else { return .null }
@@ -189,7 +189,7 @@ extension KeyedPlanning {
     /// Entries of `index` per distinct value of its first `columns` expressions, from the
     /// statistics (the whole index when there are none).
     func entriesPerGroup(_ index: IndexStore, columns: Int) throws -> Double {
-        let entries = try request.snapshot.count(index.table)
+        let entries = try request.snapshot.count(index.table, recent: index.recent)
         guard entries > 0 else { return 0 }
         let stats = try IndexStatistics.load(index, snapshot: request.snapshot, meta: request.meta)
         return Double(entries) / stats.distinct(columns: columns, entriesNow: entries)

@@ -47,7 +47,7 @@ struct Planner {
                 // the index has entries).
                 var elements = 0
                 for c in considered where !c.plan.boundSources.isEmpty {
-                    if let index = c.plan.index { elements = max(elements, try txn.count(index.table)) }
+                    if let index = c.plan.index { elements = max(elements, try txn.count(index.table, recent: index.recent)) }
                 }
                 let scanCost = Double(documents) * CostModel.scanRow + Double(elements) * CostModel.elementRead
                 estimate = Estimate(rows: documents, cost: scanCost, scanRows: documents)
