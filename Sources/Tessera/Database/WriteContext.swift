@@ -112,8 +112,36 @@ final class WriteContext {
             try txn.takeBack(store.docs, after: after)
             try txn.takeBack(store.ids, after: after)
             try txn.takeBack(store.tails, after: after)
+        } else if try storedDocuments(store, above: id, atMost: WriteContext.maxTakenBackAbove) {
+            // A few stored IDs above the new ones (a deleted document's tombstone, one document
+            // of another kind): taken back too, the whole run is appended after the rest.
+            try txn.takeBack(store.docs, after: id)
+            try txn.takeBack(store.ids, after: id)
+            try txn.takeBack(store.tails, after: id)
         }
         return []
+    }
+
+    /// At most this many stored documents with IDs above a transaction's first new ID out of
+    /// order are taken back into the held puts, so that the write-out appends the new
+    /// documents: otherwise each batch of IDs that ascend below a larger stored one (a
+    /// tombstone `seed` above `k-…` IDs) is inserted in the middle of the table, which splits
+    /// its pages in half — a file twice the size (3.4 GB for 1,000,000 documents imported in
+    /// batches of 1,000, against 1.7 GB), and a slower import.
+    static let maxTakenBackAbove = 64
+
+    /// True when at most `limit` (and at least one) stored documents have IDs above `id`.
+    private func storedDocuments(_ store: CollectionStore, above id: [UInt8], atMost limit: Int) throws -> Bool {
+        try txn.withCursor(store.docs) { c in
+            var n = 0
+            var ok = try c.seek(id)
+            while ok {
+                if compareStoredKeys(c.key, id) > 0 { n += 1 }
+                if n > limit { return false }
+                ok = try c.next()
+            }
+            return n > 0
+        }
     }
 
     /// After this many documents of a collection written in one transaction, its value and

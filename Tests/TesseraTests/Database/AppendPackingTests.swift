@@ -159,4 +159,31 @@ struct AppendPackingTests {
         }
         #expect(try db.integrityCheck().problems.isEmpty)
     }
+
+    /// Batches of ascending IDs below a few larger stored ones — a deleted document's tombstone
+    /// and two documents of another kind, one stored in two pieces — are appended as well: the
+    /// write-out takes the larger ones back and appends them after the batch. Inserted between
+    /// the stored keys instead, every batch split its pages in half (fill about 0.5).
+    @Test func batchesBelowAFewLargerIDsFillTheirPages() throws {
+        let db = try Database.temporary()
+        defer { try? db.close() }
+        let c = try db.defaultCollection()
+        try c.save(id: "seed", json: "{}")
+        try c.delete(id: "seed")
+        try c.save(id: "zz-big", json: Self.largeBody(7_000))
+        try c.save(id: "zz-small", json: #"{"kind":"other"}"#)
+        let ids = (0..<4000).map { "doc-" + String(100_000 + $0) }
+        for start in stride(from: 0, to: ids.count, by: 250) {
+            try db.inBatch { for i in start..<(start + 250) { try c.save(id: ids[i], json: Self.body(i)) } }
+        }
+        let packed = try Self.tableBytes(db)
+        #expect(packed.fill > 0.85, "the document table's pages are \(packed.fill) full")
+        #expect(try c.documentIDs() == ids + ["zz-big", "zz-small"])
+        #expect(try c.document(id: "zz-big")?.string(forKey: "tag") == "end-7000")
+        #expect(try c.document(id: "seed") == nil && c.count == 4002)
+        #expect(try db.integrityCheck().problems.isEmpty)
+        // The tombstone is still there: the change feed and a purge see it.
+        try c.purge(id: "seed")
+        #expect(try db.integrityCheck().problems.isEmpty)
+    }
 }
