@@ -36,8 +36,9 @@ enum MaintenanceCommands {
         name: "optimize", operands: "DB",
         summary: "Refresh index statistics and vacuum full-text indexes (database.performMaintenance(.optimize)).",
         details: """
-            Recomputes the planner's statistics of every value and array index and drops
-            from every full-text index the entries of documents that changed or were deleted
+            Moves the recent entries of every value and array index into its main table and
+            recomputes its planner statistics, merges every full-text index's waiting
+            segments and drops from it the entries of documents that changed or were deleted
             since its last vacuum (queries skip them but still read them). One durable write;
             query results do not change.
             """,

@@ -12,8 +12,9 @@ public enum MaintenanceType: Sendable {
     /// Recompute every index from the documents and compare; check counters and the
     /// by-sequence table. Reports each difference; changes nothing.
     case integrityCheck
-    /// Brings every index's upkeep up to date without changing what it answers: recomputes
-    /// the planner's statistics of value and array indexes, and drops from full-text indexes
+    /// Brings every index's upkeep up to date without changing what it answers: moves the
+    /// recent entries of value and array indexes into their main tables and recomputes their
+    /// planner statistics, merges full-text indexes' waiting segments, and drops from them
     /// the entries of documents that changed or were deleted since their last vacuum (queries
     /// skip those entries but still read them; a save vacuums on its own once they reach half
     /// the live documents). Runs in one write transaction (inside a batch: the batch's).

@@ -201,4 +201,20 @@ struct RecentEntriesTests {
         #expect(merges >= 1 && largestRecent > 1000, "merges \(merges), largest \(largestRecent)")
         #expect(try db.performMaintenance(.integrityCheck).isOK)
     }
+
+    /// `performMaintenance(.optimize)` moves every recent entry into the main table.
+    @Test func optimizeMovesRecentEntriesIntoTheMainTable() throws {
+        var r = RNG(seed: 5)
+        let (db, c) = try temporaryDocsDatabase()
+        defer { try? db.close() }
+        try c.createIndex(withName: "byCity", config: ValueIndexConfiguration(["city"]))
+        try c.createIndex(withName: "byLike", config: ArrayIndexConfiguration(path: "likes"))
+        for i in 0..<50 { try c.save(id: "h\(i)", properties: Self.hotel(i, &r)) }
+        let likes = try Self.counts(db, c, "byLike")
+        #expect(try Self.counts(db, c, "byCity") == (0, 50) && likes.main == 0 && likes.recent > 0)
+        try db.performMaintenance(.optimize)
+        #expect(try Self.counts(db, c, "byCity") == (50, 0))
+        #expect(try Self.counts(db, c, "byLike") == (likes.recent, 0))
+        #expect(try db.performMaintenance(.integrityCheck).isOK)
+    }
 }

@@ -117,8 +117,10 @@ extension KeyedIndexKind {
     /// A keyed index keeps its recent entries beside its main table (`RecentEntries.swift`).
     static var extraTableSuffixes: [String] { [":recent"] }
 
-    /// Recomputes the planner statistics from the index as it is now.
+    /// Moves the recent entries into the main table (as full-text indexes merge their
+    /// segments) and recomputes the planner statistics from the index as it is now.
     func optimize(_ index: IndexStore, txn: WriteTransaction, meta: StorageTable) throws {
+        try txn.settleRecent(index.table, recent: index.recent!, force: true)
         try IndexStatistics.refresh(index, txn: txn, meta: meta)
     }
 
