@@ -10,9 +10,9 @@ import LMDB
 //
 // New keys therefore go to a second table, the recent entries, which stays small (at most
 // `RecentEntries.limit(mainEntries:)` entries: a few hundred pages): a batch rewrites those
-// pages instead of thousands of pages of the big table. When the recent table would grow past its limit, the
-// transaction moves all of it into the big one (`mergeRecent`), in key order, touching each
-// leaf page there once for many batches' keys. A transaction that adds more keys than the
+// pages instead of thousands of pages of the big table. When the recent table would grow past
+// its limit, the transaction moves all of it into the big one (`mergeRecent`), in key order,
+// touching each leaf page there once for many batches' keys. A transaction that adds more keys than the
 // limit (a bulk load) moves them as soon as it has held that many and writes the rest straight
 // to the big table, as before.
 //
@@ -26,7 +26,7 @@ enum RecentEntries {
     /// Most recent entries kept beside an index of `mainEntries` entries: a quarter of them,
     /// between 2,048 and 24,576. Batches of 1,000 into 1,000,000 documents wrote the least
     /// with 24,576 (3.85 GB in all, against 3.91 GB with 8,192 — merged three times as often —
-    /// and 4.49 GB with 65,536, whose recent table every batch rewrites).
+    /// and 4.49 GB with 65,536, more of whose pages every batch rewrites).
     static func limit(mainEntries: Int) -> Int { min(max(mainEntries / 4, 2048), 24_576) }
 }
 
