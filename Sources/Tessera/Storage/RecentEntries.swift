@@ -57,12 +57,6 @@ extension Snapshot {
     final func count(_ table: StorageTable, recent: StorageTable?) throws -> Int {
         try count(table) + (recent.map { try count($0) } ?? 0)
     }
-
-    /// The value stored under `key` in `table` or its recent entries, or nil.
-    final func get(_ table: StorageTable, recent: StorageTable?, key: UnsafeRawBufferPointer) throws -> UnsafeRawBufferPointer? {
-        if let recent, let v = try get(recent, key: key) { return v }
-        return try get(table, key: key)
-    }
 }
 
 extension WriteTransaction {

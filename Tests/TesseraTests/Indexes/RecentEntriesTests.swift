@@ -94,6 +94,20 @@ struct RecentEntriesTests {
         return try db.read { (try $0.count(index.table), try $0.count(recent)) }
     }
 
+    /// A temporary database whose collection `docs` has the value index `byCity` and the
+    /// array index `byLike`.
+    static func indexedDatabase() throws -> (Database, Tessera.Collection) {
+        let (db, c) = try temporaryDocsDatabase()
+        do {
+            try c.createIndex(withName: "byCity", config: ValueIndexConfiguration(["city"]))
+            try c.createIndex(withName: "byLike", config: ArrayIndexConfiguration(path: "likes"))
+            return (db, c)
+        } catch {
+            try? db.close()
+            throw error
+        }
+    }
+
     static func hotel(_ i: Int, _ r: inout RNG, likes: Int = 4) -> [String: Value] {
         ["city": .string("c\(r.int(300))"), "n": .int(Int64(i)),
          "likes": .array((0..<r.int(likes)).map { _ in .string("l\(r.int(40))") })]
@@ -104,10 +118,8 @@ struct RecentEntriesTests {
     /// replacements delete their old keys where they are, and queries see both tables.
     @Test func smallTransactionsLeaveTheMainTableAlone() throws {
         var r = RNG(seed: 11)
-        let (db, c) = try temporaryDocsDatabase()
+        let (db, c) = try Self.indexedDatabase()
         defer { try? db.close() }
-        try c.createIndex(withName: "byCity", config: ValueIndexConfiguration(["city"]))
-        try c.createIndex(withName: "byLike", config: ArrayIndexConfiguration(path: "likes"))
         try db.inBatch { for i in 0..<20_000 { try c.save(id: String(format: "h%06d", i), properties: Self.hotel(i, &r)) } }
         let loaded = try Self.counts(db, c, "byCity")
         #expect(loaded == (20_000, 0))
@@ -145,13 +157,11 @@ struct RecentEntriesTests {
     @Test(arguments: [1, 2])
     func recentEntriesMoveIntoTheMainTableAtTheirLimit(seed: UInt64) throws {
         var r = RNG(seed: seed &* 31)
-        let (db, c) = try temporaryDocsDatabase()
+        let (db, c) = try Self.indexedDatabase()
         defer { try? db.close() }
         let plain = try Database.temporary()
         defer { try? plain.close() }
         let pc = try plain.createCollection(name: "docs")
-        try c.createIndex(withName: "byCity", config: ValueIndexConfiguration(["city"]))
-        try c.createIndex(withName: "byLike", config: ArrayIndexConfiguration(path: "likes"))
         var ids: [String] = []
         var merges = 0
         var largestRecent = 0
@@ -205,10 +215,8 @@ struct RecentEntriesTests {
     /// `performMaintenance(.optimize)` moves every recent entry into the main table.
     @Test func optimizeMovesRecentEntriesIntoTheMainTable() throws {
         var r = RNG(seed: 5)
-        let (db, c) = try temporaryDocsDatabase()
+        let (db, c) = try Self.indexedDatabase()
         defer { try? db.close() }
-        try c.createIndex(withName: "byCity", config: ValueIndexConfiguration(["city"]))
-        try c.createIndex(withName: "byLike", config: ArrayIndexConfiguration(path: "likes"))
         for i in 0..<50 { try c.save(id: "h\(i)", properties: Self.hotel(i, &r)) }
         let likes = try Self.counts(db, c, "byLike")
         #expect(try Self.counts(db, c, "byCity") == (0, 50) && likes.main == 0 && likes.recent > 0)
