@@ -1,6 +1,12 @@
 import Dispatch
 import Synchronization
 
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
 // Saving many JSON documents with both cores: the writer's thread saves one chunk of
 // documents while a worker thread encodes the next (JSON to the binary format, the body's
 // checks and revision digest, and full-text tokens for the collection's full-text indexes:
@@ -33,36 +39,98 @@ extension Collection {
         try save(jsonDocuments: documents, writerHelpsAbove: 1.3, maxChunkBytes: JSONBatchChunk.maxBytes)
     }
 
+    /// Saves many documents given as JSON objects, all in one batch: `save(jsonDocuments:)`
+    /// for a collection of them (an array, a lazy map over one), which is read once before the
+    /// batch — to grow the database for it and, called outside a batch, to save the documents
+    /// in the order of their IDs, which makes the fullest pages fastest (each document still
+    /// takes the sequence number its place in `documents` gives it) — and then read again by
+    /// index as its documents are saved.
+    ///
+    /// ```swift
+    /// try hotels.save(jsonDocuments: rows.lazy.map { (id: $0.key, json: $0.text) })
+    /// ```
+    ///
+    /// - Returns: the number of documents saved.
+    /// - Throws: the first bad document's error in the collection's order, as
+    ///   `save(jsonDocuments:)` for any sequence throws it.
+    @inlinable @discardableResult
+    public func save<Documents: Swift.Collection>(jsonDocuments documents: Documents) throws -> Int
+    where Documents.Element == (id: String, json: String) {
+        // Inlined into the caller: the pass over the collection, and the reads by index later,
+        // run specialized for its type.
+        try save(surveyed: JSONDocumentSurvey(documents))
+    }
+
+    /// `save(jsonDocuments:)` of a collection read once already, with the usual settings.
+    @usableFromInline
+    func save(surveyed survey: JSONDocumentSurvey) throws -> Int {
+        try save(jsonDocuments: survey, writerHelpsAbove: 1.3, maxChunkBytes: JSONBatchChunk.maxBytes)
+    }
+
     /// `save(jsonDocuments:)`, whose writer prepares chunks itself while preparing one takes
     /// more than `writerHelpsAbove` times as long as writing one (0: whenever the next is not
     /// ready; `.infinity`: never; tests run both), in chunks closed early at `maxChunkBytes`;
-    /// `growingTheMapFirst: false` leaves a collection's batch to outgrow the map, and
-    /// `replayLimit` bounds what is kept of a single-pass sequence (tests).
+    /// `growingTheMapFirst: false` leaves a collection's batch to outgrow the map,
+    /// `inIDOrder: false` writes a collection in its own order, and `replayLimit` bounds what
+    /// is kept of a single-pass sequence (tests).
     @discardableResult
     func save<Documents: Sequence>(jsonDocuments documents: Documents, writerHelpsAbove: Double, maxChunkBytes: Int,
-                                   growingTheMapFirst: Bool = true, replayLimit: Int = JSONBatchChunk.replayLimit) throws -> Int
+                                   growingTheMapFirst: Bool = true, inIDOrder: Bool = true,
+                                   replayLimit: Int = JSONBatchChunk.replayLimit) throws -> Int
     where Documents.Element == (id: String, json: String) {
-        var saved = 0
-        var chunks = ReplayableChunks(documents, keptLimit: replayLimit)
-        // A batch that outgrows the memory map runs again from the start: when the documents'
-        // size is known beforehand (a collection), the map is grown for them first — twice
-        // their JSON, for the binary records and the index entries. (A lazy collection makes
-        // its elements twice: here, and when they are saved.)
-        if growingTheMapFirst, database.currentWrite() == nil,
-           let all = documents as? any Swift.Collection<(id: String, json: String)> {
-            var bytes = 0
-            for d in all { bytes &+= d.id.utf8.count &+ d.json.utf8.count }
-            database.store.reserve(bytes: bytes &* 2)
+        if let all = documents as? any Swift.Collection<(id: String, json: String)> {
+            return try save(jsonDocuments: JSONDocumentSurvey(all), writerHelpsAbove: writerHelpsAbove,
+                            maxChunkBytes: maxChunkBytes, growingTheMapFirst: growingTheMapFirst, inIDOrder: inIDOrder)
         }
+        var chunks = ReplayableChunks(documents, keptLimit: replayLimit)
+        return try save(chunks: &chunks, writerHelpsAbove: writerHelpsAbove, maxChunkBytes: maxChunkBytes)
+    }
+
+    /// `save(jsonDocuments:)` of a collection read once already (`JSONDocumentSurvey`).
+    func save(jsonDocuments survey: JSONDocumentSurvey, writerHelpsAbove: Double, maxChunkBytes: Int,
+              growingTheMapFirst: Bool = true, inIDOrder: Bool = true) throws -> Int {
+        var chunks = SurveyedChunks(survey)
+        // Saved in a transaction of its own, the collection may be reordered, and the batch
+        // that outgrows the memory map runs again from the start: the map is grown for the
+        // documents first — twice their JSON, for the binary records and the index entries.
+        if database.currentWrite() == nil {
+            if growingTheMapFirst { database.store.reserve(bytes: survey.bytes &* 2) }
+            if inIDOrder { chunks.order = JSONDocumentOrder(survey) }
+        }
+        return try save(chunks: &chunks, writerHelpsAbove: writerHelpsAbove, maxChunkBytes: maxChunkBytes)
+    }
+
+    /// Saves the documents of `chunks` in one batch.
+    private func save<Chunks: JSONChunkSource>(chunks: inout Chunks, writerHelpsAbove: Double, maxChunkBytes: Int) throws -> Int {
+        var saved = 0
         try database.inBatch {
             // The engine may run this body again (a write that outgrew the memory map is rolled
             // back and run again once the map is larger): it must then save the same documents
             // from the first, and count them once.
             saved = 0
             try chunks.restart()
+            // In ID order each document takes the sequence its place in the caller's order
+            // gives it, as if saved in that order; the sequence table holds its puts back and
+            // writes them in order at the commit.
+            var sequences: SequencesByPosition?
+            if let order = chunks.order {
+                sequences = try database.write { ctx in
+                    ctx.txn.deferPuts(in: try ctx.store(key).bySequence)
+                    return SequencesByPosition(base: try ctx.reserveSequences(key, count: order.count), count: order.count)
+                }
+            }
+            func write(_ chunk: JSONBatchChunk) throws -> Int {
+                do {
+                    return try self.write(chunk, sequences: &sequences)
+                } catch where sequences != nil && chunk.failurePosition != nil {
+                    // The error of the first bad document in the caller's order, as saving in
+                    // that order would have thrown it.
+                    throw chunks.order!.firstFailure(before: chunk.failurePosition!, savedAt: sequences!) ?? error
+                }
+            }
             let preparer = try fullTextPreparer()
             let fullText = preparer.isEmpty ? nil : preparer
-            let chunk = chunks.next(firstPosition: 1, maxBytes: maxChunkBytes)
+            let chunk = chunks.next(maxBytes: maxChunkBytes)
             guard chunk.isFull else {
                 // Too few documents to be worth a second thread.
                 chunk.prepare(fullText: fullText)
@@ -93,8 +161,7 @@ extension Collection {
             var preparing = 0.0, writing = 0.0
             while !queued.isEmpty {
                 while !ended && queued.count < JSONBatchChunk.lookahead {
-                    let last = queued[queued.count - 1]
-                    let next = chunks.next(firstPosition: last.firstPosition + last.inputs.count, maxBytes: maxChunkBytes)
+                    let next = chunks.next(maxBytes: maxChunkBytes)
                     ended = !next.isFull
                     if !next.inputs.isEmpty { enqueue(next) }
                 }
@@ -119,77 +186,268 @@ extension Collection {
         return saved
     }
 
-    /// Saves a prepared chunk's documents, then throws its failure, if it has one.
-    private func write(_ chunk: JSONBatchChunk) throws -> Int {
-        for (index, body) in chunk.prepared.enumerated() {
-            try save(id: chunk.inputs[index].id, prepared: body)
+    /// Saves a prepared chunk's documents, then throws its failure, if it has one. With
+    /// `sequences`, each under the sequence of its position, which it marks saved.
+    private func write(_ chunk: JSONBatchChunk, sequences: inout SequencesByPosition?) throws -> Int {
+        if sequences != nil {
+            for (index, body) in chunk.prepared.enumerated() {
+                let position = chunk.position(index)
+                try write(id: chunk.inputs[index].id, prepared: body, sequence: sequences!.sequence(position))
+                sequences!.saved[position - 1] = true
+            }
+        } else {
+            for (index, body) in chunk.prepared.enumerated() {
+                try save(id: chunk.inputs[index].id, prepared: body)
+            }
         }
         if let failure = chunk.failure { throw failure }
         return chunk.prepared.count
     }
 }
 
-/// The documents of one `Collection.save(jsonDocuments:)`, read chunk by chunk so that a
-/// batch body run again reads the same chunks from the first: a collection is read again from
-/// its start; any other sequence may be single-pass, so the chunks read from it are kept (their
-/// strings, by reference) until the call returns — up to `JSONBatchChunk.replayLimit` bytes of
-/// JSON. Past that,
-/// a run again cannot read the same documents and fails with an error that says so (nothing is
-/// saved) rather than save only the documents it can still read.
-struct ReplayableChunks<Documents: Sequence> where Documents.Element == (id: String, json: String) {
-    private let documents: Documents
-    private let multiPass: Bool
+/// The sequences reserved for a `save(jsonDocuments:)` written in ID order: the document at
+/// position p of the caller's order (from 1) takes `base + p`, as saving in that order gives it.
+struct SequencesByPosition {
+    let base: UInt64
+    /// Positions (from 0) whose document is saved.
+    var saved: [Bool]
+
+    init(base: UInt64, count: Int) {
+        self.base = base
+        saved = Array(repeating: false, count: count)
+    }
+
+    func sequence(_ position: Int) -> UInt64 { base &+ UInt64(position) }
+}
+
+/// A collection of documents for `save(jsonDocuments:)`, read once: the bytes of their JSON
+/// and IDs, each ID's bytes, and a way to read each document again by its position.
+/// Made by code inlined into the caller (`@inlinable`), so that the pass and the reads run
+/// specialized for the collection's type.
+@usableFromInline
+struct JSONDocumentSurvey {
+    /// Bytes of every ID and JSON text.
+    @usableFromInline var bytes = 0
+    /// Every ID's bytes, one after the other; `ends[p]` is where the p-th ends.
+    @usableFromInline var idBytes: [UInt8] = []
+    @usableFromInline var ends: [Int] = []
+    /// False when an ID is below the one before it.
+    @usableFromInline var ascending = true
+    /// The document at a position (from 0).
+    @usableFromInline let document: (Int) -> (id: String, json: String)
+
+    var count: Int { ends.count }
+
+    @inlinable
+    init<C: Swift.Collection>(_ documents: C) where C.Element == (id: String, json: String) {
+        var indices: [C.Index] = []
+        indices.reserveCapacity(documents.underestimatedCount)
+        ends.reserveCapacity(documents.underestimatedCount)
+        for i in documents.indices {
+            let d = documents[i]
+            indices.append(i)
+            bytes &+= d.json.utf8.count
+            let start = idBytes.count
+            idBytes.append(contentsOf: d.id.utf8)
+            bytes &+= idBytes.count &- start
+            ends.append(idBytes.count)
+            if ascending, ends.count > 1 { ascending = Self.idAscends(idBytes, ends) }
+        }
+        document = { documents[indices[$0]] }
+    }
+
+    /// True if the last ID of `ids` is not below the one before it.
+    @usableFromInline
+    static func idAscends(_ ids: [UInt8], _ ends: [Int]) -> Bool {
+        let count = ends.count
+        let previous = count > 2 ? ends[count - 3] : 0, start = ends[count - 2]
+        let m = start - previous, n = ids.count - start
+        let c = ids.withUnsafeBytes { b in min(m, n) == 0 ? 0 : memcmp(b.baseAddress! + previous, b.baseAddress! + start, min(m, n)) }
+        return c < 0 || (c == 0 && m <= n)
+    }
+}
+
+/// A collection of documents to save in the order of their IDs (`save(jsonDocuments:)`).
+///
+/// LMDB fills a table's pages in order only when its keys come in order (`MDB_APPEND`); a
+/// batch of unordered IDs is otherwise held back whole and sorted at the commit
+/// (`DeferredPuts`): every body is copied once more, and the write-out of all of them — the
+/// tenth of a second for 100,000 documents, most of it LMDB's new pages — runs on its own
+/// after the last document is encoded, while the second core waits. Saving the documents in
+/// ID order appends each chunk as soon as it is encoded, while the next is being encoded.
+/// A batch in ID order stores what the caller's order stores: each document takes the
+/// sequence of its position, a later duplicate ID still replaces the earlier one (the sort is
+/// stable), and a bad document is reported as the first in the caller's order
+/// (`firstFailure`). Only a transaction of the call's own (all or nothing) is reordered.
+struct JSONDocumentOrder {
+    /// Positions (from 0) of the caller's order, in ID order: bytewise, the shorter of two IDs
+    /// with the same start first, equal IDs in the caller's order.
+    let positions: [Int]
+    /// The document at a position (from 0).
+    let document: (Int) -> (id: String, json: String)
+
+    var count: Int { positions.count }
+
+    /// The order of `survey`'s documents; nil when their IDs ascend already or they are one
+    /// chunk or fewer.
+    init?(_ survey: JSONDocumentSurvey) {
+        guard !survey.ascending, survey.count > JSONBatchChunk.maxDocuments else { return nil }
+        positions = Self.sortedPositions(survey.idBytes, survey.ends)
+        document = survey.document
+    }
+
+    /// Positions sorted by the IDs `bytes[ends[p - 1] ..< ends[p]]`. Each ID's first sixteen
+    /// bytes are compared as two integers (zero-padded: equal integers leave the order to the
+    /// rest and then the length), the rest with memcmp.
+    static func sortedPositions(_ bytes: [UInt8], _ ends: [Int]) -> [Int] {
+        struct Item {
+            var first: UInt64
+            var second: UInt64
+            var position: Int
+        }
+        return bytes.withUnsafeBytes { b in
+            let base = b.baseAddress
+            func start(_ p: Int) -> Int { p == 0 ? 0 : ends[p - 1] }
+            var items = ends.indices.map { p -> Item in
+                let s = start(p), n = ends[p] - s
+                var first: UInt64 = 0, second: UInt64 = 0
+                for j in 0..<8 { first = first << 8 | UInt64(j < n ? b[s + j] : 0) }
+                for j in 8..<16 { second = second << 8 | UInt64(j < n ? b[s + j] : 0) }
+                return Item(first: first, second: second, position: p)
+            }
+            items.sort { x, y in
+                if x.first != y.first { return x.first < y.first }
+                if x.second != y.second { return x.second < y.second }
+                let xs = start(x.position), xn = ends[x.position] - xs
+                let ys = start(y.position), yn = ends[y.position] - ys
+                let n = min(xn, yn)
+                let c = n > 16 ? memcmp(base! + xs + 16, base! + ys + 16, n - 16) : 0
+                if c != 0 { return c < 0 }
+                if xn != yn { return xn < yn }
+                return x.position < y.position
+            }
+            return items.map(\.position)
+        }
+    }
+
+    /// The error of the first document before `position` (from 1) in the caller's order that
+    /// fails to prepare, among those not saved yet; nil if none does.
+    func firstFailure(before position: Int, savedAt sequences: SequencesByPosition) -> (any Error)? {
+        for p in 1..<max(1, position) where !sequences.saved[p - 1] {
+            let d = document(p - 1)
+            do {
+                _ = try Collection.prepare(id: d.id, json: d.json)
+            } catch {
+                return JSONBatchChunk.located(error, position: p)
+            }
+        }
+        return nil
+    }
+}
+
+/// Where `save(jsonDocuments:)` takes its chunks from.
+protocol JSONChunkSource {
+    /// Starts again from the first document (the first run of a batch's body, and every run after).
+    mutating func restart() throws
+    /// The next chunk; `isFull` false when it is the last.
+    mutating func next(maxBytes: Int) -> JSONBatchChunk
+    /// The order the documents are saved in, when it is not the caller's.
+    var order: JSONDocumentOrder? { get }
+}
+
+/// The chunks of a collection read once (`JSONDocumentSurvey`): in its own order, or in
+/// `order`.
+struct SurveyedChunks: JSONChunkSource {
+    let survey: JSONDocumentSurvey
+    var order: JSONDocumentOrder?
+    /// Documents handed out since the last `restart`.
+    private var handedOut = 0
+
+    init(_ survey: JSONDocumentSurvey) { self.survey = survey }
+
+    mutating func restart() { handedOut = 0 }
+
+    mutating func next(maxBytes: Int) -> JSONBatchChunk {
+        var inputs: [(id: String, json: String)] = []
+        inputs.reserveCapacity(JSONBatchChunk.maxDocuments)
+        var positions: [Int]?
+        if order != nil { positions = []; positions!.reserveCapacity(JSONBatchChunk.maxDocuments) }
+        let first = handedOut
+        var bytes = 0
+        while inputs.count < JSONBatchChunk.maxDocuments && bytes < maxBytes && handedOut < survey.count {
+            let p = order?.positions[handedOut] ?? handedOut
+            let d = survey.document(p)
+            bytes += d.json.utf8.count
+            inputs.append(d)
+            positions?.append(p + 1)
+            handedOut += 1
+        }
+        return JSONBatchChunk(firstPosition: first + 1, inputs: inputs, isFull: handedOut < survey.count, positions: positions)
+    }
+}
+
+/// The documents of a `Collection.save(jsonDocuments:)` of a sequence that is not a collection,
+/// read chunk by chunk so that a batch body run again reads the same chunks from the first:
+/// such a sequence may be single-pass, so the chunks read from it are kept (their strings, by
+/// reference) until the call returns — up to `JSONBatchChunk.replayLimit` bytes of JSON. Past
+/// that, a run again cannot read the same documents and fails with an error that says so
+/// (nothing is saved) rather than save only the documents it can still read. (A collection
+/// is read again by index: `SurveyedChunks`.)
+struct ReplayableChunks<Documents: Sequence>: JSONChunkSource where Documents.Element == (id: String, json: String) {
     private var iterator: Documents.Iterator
-    /// A single-pass sequence's chunks read so far (inputs, and whether the chunk was full).
+    /// The chunks read so far (inputs, and whether the chunk was full).
     private var read: [([(id: String, json: String)], Bool)] = []
     /// JSON bytes of `read`, and whether it still holds every chunk read.
     private var keptBytes = 0
     private var keptAll = true
-    /// Chunks handed out since the last `restart`.
+    /// Chunks handed out since the last `restart`, and their documents.
     private var handedOut = 0
+    private var documentsHandedOut = 0
+    /// A sequence is saved in its own order.
+    var order: JSONDocumentOrder? { nil }
 
-    /// JSON bytes of a single-pass sequence kept for a run again.
+    /// JSON bytes kept for a run again.
     private let keptLimit: Int
 
     init(_ documents: Documents, keptLimit: Int = JSONBatchChunk.replayLimit) {
-        self.documents = documents
         self.keptLimit = keptLimit
-        multiPass = documents is any Swift.Collection
         iterator = documents.makeIterator()
     }
 
     /// Starts again from the first document (the first run of a body, and every run after).
     ///
-    /// - Throws: `.limitReached` when a single-pass sequence must be read again beyond what
-    ///   was kept of it.
+    /// - Throws: `.limitReached` when the sequence must be read again beyond what was kept of it.
     mutating func restart() throws {
-        if handedOut > 0 && !multiPass && !keptAll {
+        if handedOut > 0 && !keptAll {
             throw DatabaseError(.limitReached, "the batch outgrew the database's memory map and must run again, but its "
                 + "documents came from a sequence that can be read only once and were more than \(keptLimit >> 20) MB "
                 + "of JSON: nothing was saved; pass a collection (an array), or save fewer documents per call, or open the "
                 + "database with a larger DatabaseConfiguration.initialMapSize")
         }
-        if multiPass && handedOut > 0 { iterator = documents.makeIterator() }
         handedOut = 0
+        documentsHandedOut = 0
     }
 
     /// The next chunk (see `JSONBatchChunk.fill`).
-    mutating func next(firstPosition: Int, maxBytes: Int) -> JSONBatchChunk {
-        defer { handedOut += 1 }
-        if !multiPass && handedOut < read.count {
+    mutating func next(maxBytes: Int) -> JSONBatchChunk {
+        let chunk: JSONBatchChunk
+        if handedOut < read.count {
             let (inputs, isFull) = read[handedOut]
-            return JSONBatchChunk(firstPosition: firstPosition, inputs: inputs, isFull: isFull)
-        }
-        let chunk = JSONBatchChunk.fill(from: &iterator, firstPosition: firstPosition, maxBytes: maxBytes)
-        if !multiPass && keptAll {
-            for d in chunk.inputs { keptBytes &+= d.json.utf8.count }
-            if keptBytes <= keptLimit {
-                read.append((chunk.inputs, chunk.isFull))
-            } else {
-                keptAll = false
-                read = []
+            chunk = JSONBatchChunk(firstPosition: documentsHandedOut + 1, inputs: inputs, isFull: isFull)
+        } else {
+            chunk = JSONBatchChunk.fill(from: &iterator, firstPosition: documentsHandedOut + 1, maxBytes: maxBytes)
+            if keptAll {
+                for d in chunk.inputs { keptBytes &+= d.json.utf8.count }
+                if keptBytes <= keptLimit {
+                    read.append((chunk.inputs, chunk.isFull))
+                } else {
+                    keptAll = false
+                    read = []
+                }
             }
         }
+        handedOut += 1
+        documentsHandedOut += chunk.inputs.count
         return chunk
     }
 }
@@ -210,6 +468,9 @@ final class JSONBatchChunk: @unchecked Sendable {
 
     /// Position of `inputs[0]` in the caller's sequence, counted from 1 (for error messages).
     let firstPosition: Int
+    /// The positions (from 1) of `inputs` when they are not `firstPosition` and the ones after
+    /// it (a batch written in ID order).
+    let positions: [Int]?
     let inputs: [(id: String, json: String)]
     /// True if the chunk was closed by its limits, not by the end of the sequence.
     let isFull: Bool
@@ -226,10 +487,24 @@ final class JSONBatchChunk: @unchecked Sendable {
     /// True if the worker thread prepared the chunk (its memory is the worker's).
     private(set) var preparedByWorker = false
 
-    fileprivate init(firstPosition: Int, inputs: [(id: String, json: String)], isFull: Bool) {
+    fileprivate init(firstPosition: Int, inputs: [(id: String, json: String)], isFull: Bool, positions: [Int]? = nil) {
         self.firstPosition = firstPosition
         self.inputs = inputs
         self.isFull = isFull
+        self.positions = positions
+    }
+
+    /// The position (from 1) in the caller's sequence of `inputs[offset]`.
+    func position(_ offset: Int) -> Int { positions?[offset] ?? firstPosition + offset }
+
+    /// The position of the document that failed, if one did (valid once `done`).
+    var failurePosition: Int? { failure == nil ? nil : position(prepared.count) }
+
+    /// `error`, its message naming the document's position in the caller's sequence.
+    static func located(_ error: any Error, position: Int) -> any Error {
+        guard var e = error as? DatabaseError else { return error }
+        e.message += " (document \(position) of the sequence)"
+        return e
     }
 
     /// The next documents of `input`.
@@ -272,12 +547,8 @@ final class JSONBatchChunk: @unchecked Sendable {
                 var body = try Collection.prepare(id: document.id, json: document.json)
                 fullText?.prepare(&body)
                 prepared.append(body)
-            } catch var error as DatabaseError {
-                error.message += " (document \(firstPosition + offset) of the sequence)"
-                failure = error
-                return
             } catch {
-                failure = error
+                failure = Self.located(error, position: position(offset))
                 return
             }
         }

@@ -153,10 +153,11 @@ public final class Collection: @unchecked Sendable, CustomStringConvertible {
         try write(id: id, prepared: prepared)
     }
 
-    /// Writes a checked body under an ID already validated.
-    private func write(id: String, prepared: PreparedBody) throws {
+    /// Writes a checked body under an ID already validated; `sequence`: the one reserved for
+    /// it (`WriteContext.reserveSequences`), nil for the collection's next.
+    func write(id: String, prepared: PreparedBody, sequence: UInt64? = nil) throws {
         _ = try write(id: id, body: prepared.body, deleting: false, expectedRevision: nil, checkConflict: false,
-                      digestIfNew: prepared.digestIfNew, fullText: prepared.fullText)
+                      digestIfNew: prepared.digestIfNew, fullText: prepared.fullText, sequence: sequence)
     }
 
     /// Saves a body given as a dictionary of values under `id`.
@@ -213,7 +214,8 @@ public final class Collection: @unchecked Sendable, CustomStringConvertible {
     /// a conflict. `digestIfNew` is the body's digest for generation 1, when the caller has it
     /// (`PreparedBody`): a new document then skips hashing its body here.
     private func write(id: String, body: [UInt8], deleting: Bool, expectedRevision: String?, checkConflict: Bool,
-                       digestIfNew: UInt64? = nil, fullText: [PreparedFullText] = []) throws -> DocumentRecord? {
+                       digestIfNew: UInt64? = nil, fullText: [PreparedFullText] = [],
+                       sequence: UInt64? = nil) throws -> DocumentRecord? {
         try DocumentValidation.validateID(id)
         return try database.write { ctx -> DocumentRecord? in
             let store = try ctx.store(key)
@@ -239,9 +241,10 @@ public final class Collection: @unchecked Sendable, CustomStringConvertible {
                 defer { if !fullText.isEmpty { txn.preparedIndexEntries = nil } }
                 try IndexMaintenance.update(store: store, txn: txn, docID: id, old: oldBody, new: deleting ? nil : newBody)
             }
-            let seq = try ctx.nextSequence(key)
+            let seq = try sequence ?? ctx.nextSequence(key)
             if let old { try txn.delete(store.bySequence, key: sequenceKey(old.sequence)) }
-            // Sequences only grow: every one goes after the last.
+            // Sequences only grow: every one goes after the last (reserved ones come in another
+            // order, into a table that holds its puts back and writes them in order).
             try txn.put(store.bySequence, key: sequenceKey(seq), value: idBytes, flags: .append)
             let generation = (old?.generation ?? 0) &+ 1
             let digest = generation == 1 && digestIfNew != nil

@@ -77,6 +77,16 @@ final class WriteContext {
         return current
     }
 
+    /// Reserves the next `count` sequence numbers of a collection for writes that are given
+    /// theirs (`Collection.save(jsonDocuments:)` writing in ID order, each document under the
+    /// sequence its place in the caller's order gives it); returns the last sequence before them.
+    func reserveSequences(_ key: CollectionKey, count: Int) throws -> UInt64 {
+        let c = counters(key)
+        let last = try c.sequence ?? WriteContext.readCounter(txn: txn, meta: database.metaTable, name: "seq:" + key.fullName)
+        c.sequence = last + UInt64(count)
+        return last
+    }
+
     /// At most this many documents a transaction appended in ID order are taken back into
     /// the held-back puts when its IDs stop ascending (`placeNewDocument`).
     static let maxTakenBack = 1024

@@ -28,6 +28,15 @@ struct JSONBatchSaveTests {
         try c.createIndex(withName: "cheapText", config: FullTextIndexConfiguration(["text"], where: "n < 20", language: ""))
     }
 
+    /// The order `save(jsonDocuments:)` writes a collection in, in a transaction of its own:
+    /// by ID (bytewise; equal IDs in their order) when it is more than one chunk.
+    static func writeOrder(_ docs: [(id: String, json: String)]) -> [(id: String, json: String)] {
+        guard docs.count > JSONBatchChunk.maxDocuments else { return docs }
+        return docs.enumerated().sorted { a, b in
+            a.element.id == b.element.id ? a.offset < b.offset : Array(a.element.id.utf8).lexicographicallyPrecedes(b.element.id.utf8)
+        }.map(\.element)
+    }
+
     static let words = ["amber", "birch", "cedar", "running", "runs", "the", "of", "view", "nights", "Über", "café"]
 
     /// Random documents: IDs out of order, repeated (a later one replaces an earlier), some
@@ -53,12 +62,15 @@ struct JSONBatchSaveTests {
     func storesWhatSavingOneByOneStores(count: Int, writerHelpsAbove: Double) throws {
         let oneByOne = try Database.temporary()
         let together = try Database.temporary()
-        defer { try? oneByOne.close(); try? together.close() }
+        // Saved one by one in the order the batch writes them: the same index tables (full-text
+        // document numbers follow the order of the writes).
+        let inWriteOrder = try Database.temporary()
+        defer { try? oneByOne.close(); try? together.close(); try? inWriteOrder.close() }
         var r = SplitMix64(seed: UInt64(count) &+ 7)
         let existing = Self.sequence(&r, count: 300, idSpace: 2_000)
         let docs = Self.sequence(&r, count: count, idSpace: 2_000)
         var collections: [Collection] = []
-        for db in [oneByOne, together] {
+        for db in [oneByOne, together, inWriteOrder] {
             let c = try db.defaultCollection()
             try Self.makeIndexes(c)
             // Documents already there: some of the sequence's are updates; one is deleted.
@@ -67,11 +79,12 @@ struct JSONBatchSaveTests {
             collections.append(c)
         }
         try oneByOne.inBatch { for d in docs { try collections[0].save(id: d.id, json: d.json) } }
+        try inWriteOrder.inBatch { for d in Self.writeOrder(docs) { try collections[2].save(id: d.id, json: d.json) } }
         let saved = try collections[1].save(jsonDocuments: docs, writerHelpsAbove: writerHelpsAbove, maxChunkBytes: 64 << 10)
         #expect(saved == count)
         #expect(try Self.documents(together, collections[1]) == Self.documents(oneByOne, collections[0]))
         #expect(try FullTextPreparationTests.indexTables(together, collections[1])
-                == FullTextPreparationTests.indexTables(oneByOne, collections[0]))
+                == FullTextPreparationTests.indexTables(inWriteOrder, collections[2]))
         #expect(try collections[1].count == collections[0].count)
         let q = try together.createQuery("SELECT count(*) AS n FROM _ WHERE match(text, 'cedar')")
         let q0 = try oneByOne.createQuery("SELECT count(*) AS n FROM _ WHERE match(text, 'cedar')")
@@ -102,6 +115,66 @@ struct JSONBatchSaveTests {
         } }
         #expect(try Self.documents(db, c) == before)
         #expect(try FullTextPreparationTests.indexTables(db, c) == tablesBefore)
+    }
+
+    /// A collection saved in a transaction of its own is written in ID order; each document
+    /// still takes the sequence of its place in the caller's order (the change feed lists them
+    /// in that order, a later duplicate ID replaces the earlier one), and it stores what the
+    /// same collection written in its own order stores.
+    @Test(arguments: [false, true])
+    func aCollectionWrittenInIDOrderKeepsTheCallersSequences(lazy: Bool) throws {
+        var r = SplitMix64(seed: 41)
+        // Random IDs, some repeated; more than one chunk.
+        let docs = (0..<2_000).map { i in (id: "k\(r.int(1_500))", json: #"{"n": \#(i)}"#) }
+        let inOrder = try Database.temporary()
+        let inOwnOrder = try Database.temporary()
+        defer { try? inOrder.close(); try? inOwnOrder.close() }
+        let c = try inOrder.defaultCollection()
+        let c0 = try inOwnOrder.defaultCollection()
+        try c.save(id: "before", json: "{}")
+        try c0.save(id: "before", json: "{}")
+        let saved = lazy ? try c.save(jsonDocuments: docs.lazy.map { $0 }) : try c.save(jsonDocuments: docs)
+        #expect(saved == docs.count)
+        #expect(try c0.save(jsonDocuments: docs, writerHelpsAbove: 1.3, maxChunkBytes: JSONBatchChunk.maxBytes,
+                            inIDOrder: false) == docs.count)
+        #expect(try Self.documents(inOrder, c) == Self.documents(inOwnOrder, c0))
+        #expect(c.lastSequence == 2_001)
+        // The feed: each ID once, at the sequence of its last place in `docs`, in that order.
+        var last: [String: Int] = [:]
+        for (i, d) in docs.enumerated() { last[d.id] = i }
+        let expected = last.sorted { $0.value < $1.value }.map { "\(UInt64($0.value) + 2) \($0.key)" }
+        #expect(try c.changes(since: 1).map { "\($0.sequence) \($0.documentID)" } == expected)
+        #expect(try c.document(id: docs[1_999].id)?.int(forKey: "n") == 1_999)
+        #expect(try inOrder.integrityCheck().problems.isEmpty)
+    }
+
+    /// Written in ID order, a batch with two bad documents reports the first in the caller's
+    /// order, even when the other one's ID comes first, and saves nothing.
+    @Test func aBatchWrittenInIDOrderReportsTheCallersFirstBadDocument() throws {
+        let db = try Database.temporary()
+        defer { try? db.close() }
+        let c = try db.defaultCollection()
+        var docs = (0..<1_000).map { (id: "m\($0)", json: #"{"n": \#($0)}"#) }
+        docs[700] = (id: "a-bad", json: "{\"n\": }")
+        docs[40] = (id: "z-bad", json: "[1]")
+        for helps in [1.3, 0, .infinity] {
+            do {
+                try c.save(jsonDocuments: docs, writerHelpsAbove: helps, maxChunkBytes: 4 << 10)
+                Issue.record("a bad document was saved")
+            } catch let error as DatabaseError {
+                #expect(error.code == .notAnObject, "\(error)")
+                #expect(error.message.contains("document 'z-bad'") && error.message.contains("document 41 of the sequence"),
+                        "\(error.message)")
+            }
+        }
+        docs[40] = (id: "z-good", json: "{}")
+        do {
+            try c.save(jsonDocuments: docs)
+            Issue.record("a bad document was saved")
+        } catch let error as DatabaseError {
+            #expect(error.code == .invalidJSON && error.message.contains("document 701 of the sequence"), "\(error.message)")
+        }
+        #expect(try c.count == 0)
     }
 
     @Test func eachRuleOfSaveIDJSONHolds() throws {
@@ -202,14 +275,19 @@ struct JSONBatchSaveTests {
             saved = try c.save(jsonDocuments: AnySequence(once))
         }
         #expect(saved == docs.count, "\(input)")
-        // What the same documents saved one by one into a database whose map never grows store.
+        // What the same documents saved one by one into a database whose map never grows store
+        // (in the caller's order; the index tables in the order the batch writes them).
         let reference = try Database.temporary()
-        defer { try? reference.close() }
+        let inWriteOrder = try Database.temporary()
+        defer { try? reference.close(); try? inWriteOrder.close() }
         let rc = try reference.defaultCollection()
+        let wc = try inWriteOrder.defaultCollection()
         try Self.makeIndexes(rc)
+        try Self.makeIndexes(wc)
         try reference.inBatch { for d in docs { try rc.save(id: d.id, json: d.json) } }
+        try inWriteOrder.inBatch { for d in input == "single-pass" ? docs : Self.writeOrder(docs) { try wc.save(id: d.id, json: d.json) } }
         #expect(try Self.documents(db, c) == Self.documents(reference, rc), "\(input)")
-        #expect(try FullTextPreparationTests.indexTables(db, c) == FullTextPreparationTests.indexTables(reference, rc), "\(input)")
+        #expect(try FullTextPreparationTests.indexTables(db, c) == FullTextPreparationTests.indexTables(inWriteOrder, wc), "\(input)")
         #expect(try db.integrityCheck().problems.isEmpty, "\(input)")
     }
 
