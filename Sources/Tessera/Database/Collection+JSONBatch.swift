@@ -542,9 +542,9 @@ final class JSONBatchChunk: @unchecked Sendable {
             done.signal()
         }
         prepared.reserveCapacity(inputs.count)
-        for (offset, document) in inputs.enumerated() {
+        for offset in inputs.indices {
             do {
-                var body = try Collection.prepare(id: document.id, json: document.json)
+                var body = try Collection.prepare(id: inputs[offset].id, json: inputs[offset].json)
                 fullText?.prepare(&body)
                 prepared.append(body)
             } catch {
@@ -562,10 +562,15 @@ extension Collection {
     /// - Throws: `.invalidDocumentID`, `.invalidJSON` (line and column), `.notAnObject`, `.reservedKey`.
     static func prepare(id: String, json: String) throws -> PreparedBody {
         try DocumentValidation.validateID(id)
-        var text = json
         let body: [UInt8]
         do {
-            body = try text.withUTF8 { try BinaryEncoder.encodeJSON(UnsafeRawBufferPointer($0)) }
+            // A native string's bytes in place; a bridged one is copied first.
+            if let encoded = try json.utf8.withContiguousStorageIfAvailable({ try BinaryEncoder.encodeJSON(UnsafeRawBufferPointer($0)) }) {
+                body = encoded
+            } else {
+                var text = json
+                body = try text.withUTF8 { try BinaryEncoder.encodeJSON(UnsafeRawBufferPointer($0)) }
+            }
         } catch {
             throw DatabaseError(.invalidJSON, "document '\(id)': \(error)", underlying: error as? JSONError)
         }

@@ -390,6 +390,21 @@ package struct BinaryValue {
         return nil
     }
 
+    /// True if the object has a key that starts with the byte `first` (keys are in order: one
+    /// search for the first key at or after it).
+    func hasKey(startingWith first: UInt8) -> Bool {
+        guard let c = container(), c.isObject else { return false }
+        var lo = 0
+        var hi = c.count
+        while lo < hi {
+            let mid = Int(bitPattern: UInt(bitPattern: lo &+ hi) >> 1)
+            guard let p = position(c, mid), let m = memberSlot(at: p) else { return false }
+            if m.key.isEmpty || buffer[m.key.lowerBound] < first { lo = mid &+ 1 } else { hi = mid }
+        }
+        guard lo < c.count, let p = position(c, lo), let m = memberSlot(at: p), !m.key.isEmpty else { return false }
+        return buffer[m.key.lowerBound] == first
+    }
+
     /// The member at position `index` in key order, or nil if out of range or not an object.
     func member(at index: Int) -> (key: UnsafeRawBufferPointer, value: BinaryValue)? {
         guard let c = container(), c.isObject, index >= 0, index < c.count,

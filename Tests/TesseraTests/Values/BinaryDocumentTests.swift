@@ -113,6 +113,29 @@ struct BinaryDocumentTests {
         }
     }
 
+    /// `hasKey(startingWith:)` (the reserved-key check of every save) agrees with looking at
+    /// every key, for objects of 0 to 40 random keys around the byte searched for.
+    @Test func aKeyStartingWithAByteIsFoundByOneSearch() throws {
+        var r = SplitMix64(seed: 77)
+        let firsts: [String] = ["", "^", "_", "`", "A", "z", "é", "_x", "__"]
+        for _ in 0..<400 {
+            var object: [String: Value] = [:]
+            for _ in 0..<r.int(41) { object[firsts[r.int(firsts.count)] + String(r.int(1_000))] = .int(1) }
+            if r.int(4) == 0 { object[""] = .null }
+            let body = BinaryEncoder.encode(.object(object))
+            try body.withUnsafeBytes { raw in
+                let root = try #require(BinaryValue.root(raw))
+                for byte in [UInt8(ascii: "_"), UInt8(ascii: "^"), UInt8(ascii: "A"), 0xC3] {
+                    #expect(root.hasKey(startingWith: byte) == object.keys.contains { $0.utf8.first == byte },
+                            "\(object.keys.sorted()) \(byte)")
+                }
+            }
+        }
+        // Not an object: no keys.
+        let array = BinaryEncoder.encode(.array([.string("_a")]))
+        #expect(array.withUnsafeBytes { BinaryValue.root($0)?.hasKey(startingWith: UInt8(ascii: "_")) } == false)
+    }
+
     @Test func largeContainersUseWiderOffsets() throws {
         // > 255 bytes of data needs 2-byte offsets; > 65535 needs 4-byte offsets.
         for n in [10, 100, 1000, 20_000] {
