@@ -110,13 +110,12 @@ extension Collection {
             saved = 0
             try chunks.restart()
             // In ID order each document takes the sequence its place in the caller's order
-            // gives it, as if saved in that order; the sequence table holds its puts back and
-            // writes them in order at the commit.
+            // gives it, as if saved in that order; their entries in the sequence table are
+            // appended in that order once every document is written.
             var sequences: SequencesByPosition?
             if let order = chunks.order {
                 sequences = try database.write { ctx in
-                    ctx.txn.deferPuts(in: try ctx.store(key).bySequence)
-                    return SequencesByPosition(base: try ctx.reserveSequences(key, count: order.count), count: order.count)
+                    SequencesByPosition(base: try ctx.reserveSequences(key, count: order.count), count: order.count)
                 }
             }
             func write(_ chunk: JSONBatchChunk) throws -> Int {
@@ -128,6 +127,10 @@ extension Collection {
                     throw chunks.order!.firstFailure(before: chunk.failurePosition!, savedAt: sequences!) ?? error
                 }
             }
+            func writeSequenceEntries() throws {
+                guard let sequences, let order = chunks.order else { return }
+                try database.write { ctx in try sequences.writeEntries(ctx.txn, ctx.store(key).bySequence, ids: order.survey) }
+            }
             let preparer = try fullTextPreparer()
             let fullText = preparer.isEmpty ? nil : preparer
             let chunk = chunks.next(maxBytes: maxChunkBytes)
@@ -135,6 +138,7 @@ extension Collection {
                 // Too few documents to be worth a second thread.
                 chunk.prepare(fullText: fullText)
                 saved += try write(chunk)
+                try writeSequenceEntries()
                 return
             }
             // The worker prepares chunks in order, up to `lookahead` ahead of the one being
@@ -182,6 +186,7 @@ extension Collection {
                 // would take the lock of the worker's malloc arena while the worker allocates.
                 if ready.preparedByWorker { worker.submit { [ready] in withExtendedLifetime(ready) {} } }
             }
+            try writeSequenceEntries()
         }
         return saved
     }
@@ -192,8 +197,8 @@ extension Collection {
         if sequences != nil {
             for (index, body) in chunk.prepared.enumerated() {
                 let position = chunk.position(index)
-                try write(id: chunk.inputs[index].id, prepared: body, sequence: sequences!.sequence(position))
-                sequences!.saved[position - 1] = true
+                try write(id: chunk.inputs[index].id, prepared: body, reserved: sequences!.reserved(position))
+                sequences!.saved(position, id: chunk.inputs[index].id)
             }
         } else {
             for (index, body) in chunk.prepared.enumerated() {
@@ -205,19 +210,59 @@ extension Collection {
     }
 }
 
+/// A sequence reserved for a save (`WriteContext.reserveSequences`), and the last sequence
+/// before those reserved with it.
+struct ReservedSequence {
+    let sequence: UInt64
+    let base: UInt64
+}
+
 /// The sequences reserved for a `save(jsonDocuments:)` written in ID order: the document at
-/// position p of the caller's order (from 1) takes `base + p`, as saving in that order gives it.
+/// position p of the caller's order (from 1) takes `base + p`, as saving in that order gives
+/// it. Their entries in the sequence table are appended at the end, in order
+/// (`writeEntries`): written one by one as the documents are, they would come in ID order,
+/// each at another place in the table.
 struct SequencesByPosition {
     let base: UInt64
-    /// Positions (from 0) whose document is saved.
-    var saved: [Bool]
+    /// Per position (from 0): 0 not saved yet, 1 saved, 2 saved and replaced by a later
+    /// document with the same ID (its sequence has no entry).
+    private(set) var state: [UInt8]
+    /// The position (from 1) and ID of the document saved last.
+    private var last: (position: Int, id: String)?
 
     init(base: UInt64, count: Int) {
         self.base = base
-        saved = Array(repeating: false, count: count)
+        state = Array(repeating: 0, count: count)
     }
 
-    func sequence(_ position: Int) -> UInt64 { base &+ UInt64(position) }
+    func reserved(_ position: Int) -> ReservedSequence { ReservedSequence(sequence: base &+ UInt64(position), base: base) }
+
+    /// True once the document at `position` (from 1) is saved.
+    func isSaved(_ position: Int) -> Bool { state[position - 1] != 0 }
+
+    /// Notes the document at `position` saved. Documents with the same ID are saved one after
+    /// the other, in the caller's order (the order is a stable sort): the one before is replaced.
+    mutating func saved(_ position: Int, id: String) {
+        if let last, last.id == id { state[last.position - 1] = 2 }
+        state[position - 1] = 1
+        last = (position, id)
+    }
+
+    /// Appends the entries of the saved documents' sequences (sequence → ID) to `table`.
+    func writeEntries(_ txn: WriteTransaction, _ table: StorageTable, ids: JSONDocumentSurvey) throws {
+        var batch = StorageAppendBatch(capacity: 4_096)
+        try ids.idBytes.withUnsafeBytes { bytes in
+            for p in state.indices where state[p] == 1 {
+                let start = p == 0 ? 0 : ids.ends[p - 1]
+                var key = (base &+ UInt64(p) &+ 1).bigEndian
+                withUnsafeBytes(of: &key) { k in
+                    batch.add(copyingKey: k, value: UnsafeRawBufferPointer(rebasing: bytes[start..<ids.ends[p]]))
+                }
+                if batch.isFull { try txn.append(&batch, to: table) }
+            }
+            try txn.append(&batch, to: table)
+        }
+    }
 }
 
 /// A collection of documents for `save(jsonDocuments:)`, read once: the bytes of their JSON
@@ -283,17 +328,20 @@ struct JSONDocumentOrder {
     /// Positions (from 0) of the caller's order, in ID order: bytewise, the shorter of two IDs
     /// with the same start first, equal IDs in the caller's order.
     let positions: [Int]
-    /// The document at a position (from 0).
-    let document: (Int) -> (id: String, json: String)
+    /// The documents.
+    let survey: JSONDocumentSurvey
 
     var count: Int { positions.count }
+
+    /// The document at a position (from 0).
+    func document(_ position: Int) -> (id: String, json: String) { survey.document(position) }
 
     /// The order of `survey`'s documents; nil when their IDs ascend already or they are one
     /// chunk or fewer.
     init?(_ survey: JSONDocumentSurvey) {
         guard !survey.ascending, survey.count > JSONBatchChunk.maxDocuments else { return nil }
         positions = Self.sortedPositions(survey.idBytes, survey.ends)
-        document = survey.document
+        self.survey = survey
     }
 
     /// Positions sorted by the IDs `bytes[ends[p - 1] ..< ends[p]]`. Each ID's first sixteen
@@ -333,7 +381,7 @@ struct JSONDocumentOrder {
     /// The error of the first document before `position` (from 1) in the caller's order that
     /// fails to prepare, among those not saved yet; nil if none does.
     func firstFailure(before position: Int, savedAt sequences: SequencesByPosition) -> (any Error)? {
-        for p in 1..<max(1, position) where !sequences.saved[p - 1] {
+        for p in 1..<max(1, position) where !sequences.isSaved(p) {
             let d = document(p - 1)
             do {
                 _ = try Collection.prepare(id: d.id, json: d.json)

@@ -153,11 +153,18 @@ public final class Collection: @unchecked Sendable, CustomStringConvertible {
         try write(id: id, prepared: prepared)
     }
 
-    /// Writes a checked body under an ID already validated; `sequence`: the one reserved for
-    /// it (`WriteContext.reserveSequences`), nil for the collection's next.
-    func write(id: String, prepared: PreparedBody, sequence: UInt64? = nil) throws {
+    /// Writes a checked body under an ID already validated.
+    private func write(id: String, prepared: PreparedBody) throws {
         _ = try write(id: id, body: prepared.body, deleting: false, expectedRevision: nil, checkConflict: false,
-                      digestIfNew: prepared.digestIfNew, fullText: prepared.fullText, sequence: sequence)
+                      digestIfNew: prepared.digestIfNew, fullText: prepared.fullText)
+    }
+
+    /// Writes a checked body under an ID already validated, under a sequence reserved for it
+    /// (`WriteContext.reserveSequences`) whose entry in the by-sequence table the caller
+    /// writes itself, at the end of its batch (`SequencesByPosition`).
+    func write(id: String, prepared: PreparedBody, reserved: ReservedSequence) throws {
+        _ = try write(id: id, body: prepared.body, deleting: false, expectedRevision: nil, checkConflict: false,
+                      digestIfNew: prepared.digestIfNew, fullText: prepared.fullText, reserved: reserved)
     }
 
     /// Saves a body given as a dictionary of values under `id`.
@@ -215,7 +222,7 @@ public final class Collection: @unchecked Sendable, CustomStringConvertible {
     /// (`PreparedBody`): a new document then skips hashing its body here.
     private func write(id: String, body: [UInt8], deleting: Bool, expectedRevision: String?, checkConflict: Bool,
                        digestIfNew: UInt64? = nil, fullText: [PreparedFullText] = [],
-                       sequence: UInt64? = nil) throws -> DocumentRecord? {
+                       reserved: ReservedSequence? = nil) throws -> DocumentRecord? {
         try DocumentValidation.validateID(id)
         return try database.write { ctx -> DocumentRecord? in
             let store = try ctx.store(key)
@@ -241,11 +248,18 @@ public final class Collection: @unchecked Sendable, CustomStringConvertible {
                 defer { if !fullText.isEmpty { txn.preparedIndexEntries = nil } }
                 try IndexMaintenance.update(store: store, txn: txn, docID: id, old: oldBody, new: deleting ? nil : newBody)
             }
-            let seq = try sequence ?? ctx.nextSequence(key)
-            if let old { try txn.delete(store.bySequence, key: sequenceKey(old.sequence)) }
-            // Sequences only grow: every one goes after the last (reserved ones come in another
-            // order, into a table that holds its puts back and writes them in order).
-            try txn.put(store.bySequence, key: sequenceKey(seq), value: idBytes, flags: .append)
+            let seq: UInt64
+            if let reserved {
+                // The entry of a reserved sequence is written by the caller, and so is (not) the
+                // entry of one the caller's batch reserved before.
+                seq = reserved.sequence
+                if let old, old.sequence <= reserved.base { try txn.delete(store.bySequence, key: sequenceKey(old.sequence)) }
+            } else {
+                seq = try ctx.nextSequence(key)
+                if let old { try txn.delete(store.bySequence, key: sequenceKey(old.sequence)) }
+                // Sequences only grow: every one goes after the last.
+                try txn.put(store.bySequence, key: sequenceKey(seq), value: idBytes, flags: .append)
+            }
             let generation = (old?.generation ?? 0) &+ 1
             let digest = generation == 1 && digestIfNew != nil
                 ? digestIfNew! : body.withUnsafeBytes { DocumentRecord.digest(generation: generation, body: $0) }

@@ -10,7 +10,10 @@ final class WriteContext {
     let database: Database
     let txn: WriteTransaction
     /// The catalogue as this transaction sees it (published on commit).
-    var catalog: Catalog
+    var catalog: Catalog { didSet { lastStore = nil } }
+    /// The store `store(_:)` returned last (saves in a batch go to one collection: no hashing
+    /// of its key per save).
+    private var lastStore: (key: CollectionKey, store: CollectionStore)?
     private var catalogChanged = false
     private var catalogReloaded = false
     /// What this transaction accumulated per collection, and the last collection asked for
@@ -47,9 +50,11 @@ final class WriteContext {
 
     /// The collection's store as this transaction sees it.
     func store(_ key: CollectionKey) throws -> CollectionStore {
+        if let last = lastStore, last.key == key { return last.store }
         guard let s = catalog.collections[key] else {
             throw DatabaseError(.notFound, "collection '\(key)' does not exist (deleted?)")
         }
+        lastStore = (key, s)
         return s
     }
 
@@ -108,7 +113,7 @@ final class WriteContext {
             largest = try txn.withCursor(store.docs) { c in try c.last() ? Array(c.key) : [] }
             c.appendedAfter = largest
         }
-        if largest.isEmpty || largest.lexicographicallyPrecedes(id) {
+        if largest.isEmpty || largest.withUnsafeBytes({ compareStoredKeys($0, id) }) < 0 {
             c.largestDocumentKey = id
             c.appended += 1
             return .append

@@ -83,6 +83,7 @@ struct JSONBatchSaveTests {
         let saved = try collections[1].save(jsonDocuments: docs, writerHelpsAbove: writerHelpsAbove, maxChunkBytes: 64 << 10)
         #expect(saved == count)
         #expect(try Self.documents(together, collections[1]) == Self.documents(oneByOne, collections[0]))
+        #expect(try collections[1].changes(since: 0) == collections[0].changes(since: 0))
         #expect(try FullTextPreparationTests.indexTables(together, collections[1])
                 == FullTextPreparationTests.indexTables(inWriteOrder, collections[2]))
         #expect(try collections[1].count == collections[0].count)
@@ -287,6 +288,7 @@ struct JSONBatchSaveTests {
         try reference.inBatch { for d in docs { try rc.save(id: d.id, json: d.json) } }
         try inWriteOrder.inBatch { for d in input == "single-pass" ? docs : Self.writeOrder(docs) { try wc.save(id: d.id, json: d.json) } }
         #expect(try Self.documents(db, c) == Self.documents(reference, rc), "\(input)")
+        #expect(try c.changes(since: 0) == rc.changes(since: 0), "\(input)")
         #expect(try FullTextPreparationTests.indexTables(db, c) == FullTextPreparationTests.indexTables(inWriteOrder, wc), "\(input)")
         #expect(try db.integrityCheck().problems.isEmpty, "\(input)")
     }
