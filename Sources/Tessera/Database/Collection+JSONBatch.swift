@@ -18,7 +18,8 @@ extension Collection {
     ///
     /// Each document is saved exactly as `save(id:json:)` would save it (replacing the body of
     /// a document that exists), in the sequence's order; a later element with the same ID
-    /// replaces an earlier one. The sequence is read on the calling thread.
+    /// replaces an earlier one. The sequence is read on the calling thread. (A collection is
+    /// read as the overload for collections reads it.)
     ///
     /// ```swift
     /// try hotels.save(jsonDocuments: lines.map { (id: $0.id, json: $0.text) })
@@ -40,11 +41,14 @@ extension Collection {
     }
 
     /// Saves many documents given as JSON objects, all in one batch: `save(jsonDocuments:)`
-    /// for a collection of them (an array, a lazy map over one), which is read once before the
-    /// batch — to grow the database for it and, called outside a batch, to save the documents
-    /// in the order of their IDs, which makes the fullest pages fastest (each document still
-    /// takes the sequence number its place in `documents` gives it) — and then read again by
-    /// index as its documents are saved.
+    /// for a collection of them (an array, a lazy map over one), read on the calling thread
+    /// once before the batch and then again by index as its documents are saved.
+    ///
+    /// The first pass grows the database for the documents and, called outside a batch, lets
+    /// them be written in the order of their IDs (appended page after page while the next
+    /// ones are encoded). What is stored is what saving them in the collection's order stores:
+    /// each document takes the sequence number of its place in `documents`, and a later
+    /// element with the same ID replaces an earlier one.
     ///
     /// ```swift
     /// try hotels.save(jsonDocuments: rows.lazy.map { (id: $0.key, json: $0.text) })

@@ -250,8 +250,9 @@ public final class Collection: @unchecked Sendable, CustomStringConvertible {
             }
             let seq: UInt64
             if let reserved {
-                // The entry of a reserved sequence is written by the caller, and so is (not) the
-                // entry of one the caller's batch reserved before.
+                // The caller writes the entry of a reserved sequence at the end of its batch; the
+                // entry of a sequence its batch reserved before was never written: only an older
+                // one is deleted.
                 seq = reserved.sequence
                 if let old, old.sequence <= reserved.base { try txn.delete(store.bySequence, key: sequenceKey(old.sequence)) }
             } else {
