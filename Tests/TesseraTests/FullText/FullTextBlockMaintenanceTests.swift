@@ -241,8 +241,11 @@ struct FullTextBlockMaintenanceTests {
     /// term lists' existing blocks keep their bytes, the new version's entries go after them,
     /// and readers skip the retired number (matches, document frequencies and ranks equal a
     /// freshly built index's). Once the retired numbers reach half the live documents a
-    /// flush vacuums them: no stored entry names a retired number and the set is empty.
-    @Test func editsRetireNumbersAndAVacuumDropsThem() throws {
+    /// flush vacuums them: no stored entry names a retired number and the set is empty — also
+    /// when the vacuum rewrites the terms in batches of a few blocks (`VacuumBatch`, the
+    /// halves on two threads).
+    @Test(arguments: [FullTextPendingChanges.vacuumBatchBytes, 2_048])
+    func editsRetireNumbersAndAVacuumDropsThem(vacuumBatchBytes: Int) throws {
         var r = RNG(seed: 31)
         let (db, coll) = try temporaryDocsDatabase()
         defer { try? db.close() }
@@ -286,6 +289,9 @@ struct FullTextBlockMaintenanceTests {
         try verify(db, model, round: 1)
 
         // Past half the live documents: the flush vacuums.
+        let usual = FullTextPendingChanges.vacuumBatchBytes
+        if vacuumBatchBytes != usual { FullTextPendingChanges.vacuumBatchBytes = vacuumBatchBytes }
+        defer { if vacuumBatchBytes != usual { FullTextPendingChanges.vacuumBatchBytes = usual } }
         try db.inBatch {
             for d in 0..<300 {
                 let body = Self.text(&r)

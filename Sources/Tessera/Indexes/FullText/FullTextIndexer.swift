@@ -1,3 +1,4 @@
+import Dispatch
 
 
 /// Maintains a full-text index in LMDB and reads it back for `MATCH()`.
@@ -992,6 +993,10 @@ final class FullTextPendingChanges: PendingIndexWork {
     /// least this many.
     static let vacuumMinimum = 64
 
+    /// Bytes of blocks a vacuum copies out and rewrites at a time (`VacuumBatch`). Tests
+    /// lower it to cut a small index into many batches (any size gives the same result).
+    nonisolated(unsafe) static var vacuumBatchBytes = 8 << 20
+
     /// Sets the bits of the numbers retired since the last flush (each chunk read and
     /// written once).
     private func writeRetired(_ txn: WriteTransaction, stats: StorageTable) throws {
@@ -1021,56 +1026,37 @@ final class FullTextPendingChanges: PendingIndexWork {
 
     /// Rewrites every term whose blocks hold entries of retired numbers without them, then
     /// clears the retired set: the cost of a back-fill's writes without its tokenizing, paid
-    /// once per (live documents / 2) retirements.
+    /// once per (live documents / 2) retirements. The terms go in batches of about
+    /// `vacuumBatchBytes` of blocks: the writer copies a batch's blocks out of the table, the
+    /// writer and a helper thread each decode, filter and re-encode half of it in memory (no
+    /// LMDB call), and the writer then replaces the changed terms' blocks.
     func vacuum(_ txn: WriteTransaction) throws {
         guard let stats = store.statsTable else { return }
         // Segments first: the walk below rewrites whole terms from their blocks.
         try mergeSegments(txn)
         let retired = try RetiredNumbers(txn: txn, stats: stats)
         let table = store.table
-        var writer = BlockWriter(txn: txn, table: table, append: false)
-        defer { writer.deallocate() }
-        var blockKeys: [[UInt8]] = []
-        var keptBodies = UnsafeGrowableBuffer<UInt8>(capacity: 1 << 16)
-        defer { keptBodies.deallocate() }
-        var kept: [(document: UInt32, end: Int)] = []
-        try txn.withCursor(table) { c in
-            var ok = try c.first()
-            while ok {
-                guard let (termRaw, _) = FullTextPostingsCodec.splitBlockKey(c.key) else {
-                    throw FullTextIndexCorruption("unreadable postings key")
-                }
-                let term = Array(termRaw)
-                blockKeys.removeAll(keepingCapacity: true)
-                keptBodies.count = 0
-                kept.removeAll(keepingCapacity: true)
-                var stale = false
-                while ok, let (t, first) = FullTextPostingsCodec.splitBlockKey(c.key), t.elementsEqual(term) {
-                    blockKeys.append(Array(c.key))
-                    var it = PostingBlockIterator(value: c.value, firstDocument: first)
-                    while let e = try it.next() {
-                        if retired.contains(e.document) { stale = true; continue }
-                        if let b = e.body.baseAddress {
-                            keptBodies.append(b.assumingMemoryBound(to: UInt8.self), count: e.body.count)
-                        }
-                        kept.append((e.document, keptBodies.count))
-                    }
-                    ok = try c.next()
-                }
-                guard stale else { continue }
-                for key in blockKeys { _ = try txn.delete(table, key: key) }
-                var entries: [(UInt32, UnsafeRawBufferPointer)] = []
-                entries.reserveCapacity(kept.count)
-                var start = 0
-                for (document, end) in kept {
-                    entries.append((document, UnsafeRawBufferPointer(start: keptBodies.base + start, count: end - start)))
-                    start = end
-                }
-                if !entries.isEmpty { try writer.write(term: term, entries: entries) }
-                // Past this term's blocks (the writes moved the cursor's page).
-                let after = term.withUnsafeBytes { FullTextPostingsCodec.blockKey(term: $0, firstDocument: UInt32.max) }
-                ok = try c.seek(after)
-                if ok && compareStoredKeys(c.key, after) == 0 { ok = try c.next() }
+        let worker = WorkerThread(name: "tessera.vacuum")
+        defer { worker.stop() }
+        var after: [UInt8]?
+        while true {
+            let batch = try VacuumBatch(txn, table, after: after, maxBytes: Self.vacuumBatchBytes)
+            guard let lastTerm = batch.terms.last else { break }
+            let half = batch.half()
+            let helper = VacuumOutput()
+            let done = DispatchSemaphore(value: 0)
+            worker.submit { [batch, retired, helper] in
+                do { try batch.rewrite(0..<half, retired: retired, into: helper) } catch { helper.error = error }
+                done.signal()
+            }
+            let mine = VacuumOutput()
+            var myError: (any Error)?
+            do { try batch.rewrite(half..<batch.terms.count, retired: retired, into: mine) } catch { myError = error }
+            done.wait()
+            if let e = helper.error ?? myError { throw e }
+            for output in [helper, mine] { try output.apply(batch, txn, table) }
+            after = batch.termBytes(lastTerm.term).withUnsafeBytes {
+                FullTextPostingsCodec.blockKey(term: $0, firstDocument: UInt32.max)
             }
         }
         var chunkKeys: [[UInt8]] = []
@@ -1495,10 +1481,14 @@ final class FullTextPendingChanges: PendingIndexWork {
 
 /// Cuts a term's entries into blocks of about `FullTextPostingsCodec.blockTargetBytes`.
 struct BlockWriter {
-    let txn: WriteTransaction
-    let table: StorageTable
+    /// Where blocks are put; nil when they are collected (`sink`).
+    private let txn: WriteTransaction?
+    private let table: StorageTable?
     /// Keys arrive in ascending order into an empty table: use LMDB's append mode.
-    let append: Bool
+    private let append: Bool
+    /// A vacuum's output that keeps the blocks instead (`FullTextVacuum.swift`); it owns this
+    /// writer.
+    private unowned(unsafe) let sink: VacuumOutput?
     private var value = UnsafeGrowableBuffer<UInt8>(capacity: FullTextPostingsCodec.blockTargetBytes * 2)
     private var key = UnsafeGrowableBuffer<UInt8>(capacity: 512)
 
@@ -1506,6 +1496,15 @@ struct BlockWriter {
         self.txn = txn
         self.table = table
         self.append = append
+        sink = nil
+    }
+
+    /// A writer whose blocks `output` keeps (no LMDB call: usable on any thread).
+    init(collectingInto output: VacuumOutput) {
+        txn = nil
+        table = nil
+        append = false
+        sink = output
     }
 
     /// Frees the buffers.
@@ -1590,8 +1589,13 @@ struct BlockWriter {
         key.append(UInt8(truncatingIfNeeded: first >> 16))
         key.append(UInt8(truncatingIfNeeded: first >> 8))
         key.append(UInt8(truncatingIfNeeded: first))
-        try txn.put(table, key: UnsafeRawBufferPointer(start: key.base, count: key.count),
-                    value: UnsafeRawBufferPointer(start: value.base, count: value.count), flags: append ? .append : [])
+        let k = UnsafeRawBufferPointer(start: key.base, count: key.count)
+        let v = UnsafeRawBufferPointer(start: value.base, count: value.count)
+        if let sink {
+            sink.add(key: k, value: v)
+        } else {
+            try txn!.put(table!, key: k, value: v, flags: append ? .append : [])
+        }
         value.count = 0
     }
 }
