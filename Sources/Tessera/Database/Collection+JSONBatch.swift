@@ -348,37 +348,13 @@ struct JSONDocumentOrder {
         self.survey = survey
     }
 
-    /// Positions sorted by the IDs `bytes[ends[p - 1] ..< ends[p]]`. Each ID's first sixteen
-    /// bytes are compared as two integers (zero-padded: equal integers leave the order to the
-    /// rest and then the length), the rest with memcmp.
+    /// Positions sorted by the IDs `bytes[ends[p - 1] ..< ends[p]]` (`keyOrder`: stable).
     static func sortedPositions(_ bytes: [UInt8], _ ends: [Int]) -> [Int] {
-        struct Item {
-            var first: UInt64
-            var second: UInt64
-            var position: Int
-        }
-        return bytes.withUnsafeBytes { b in
-            let base = b.baseAddress
-            func start(_ p: Int) -> Int { p == 0 ? 0 : ends[p - 1] }
-            var items = ends.indices.map { p -> Item in
-                let s = start(p), n = ends[p] - s
-                var first: UInt64 = 0, second: UInt64 = 0
-                for j in 0..<8 { first = first << 8 | UInt64(j < n ? b[s + j] : 0) }
-                for j in 8..<16 { second = second << 8 | UInt64(j < n ? b[s + j] : 0) }
-                return Item(first: first, second: second, position: p)
+        bytes.withUnsafeBytes { b in
+            keyOrder(count: ends.count) { p in
+                let start = p == 0 ? 0 : ends[p - 1]
+                return UnsafeRawBufferPointer(rebasing: b[start..<ends[p]])
             }
-            items.sort { x, y in
-                if x.first != y.first { return x.first < y.first }
-                if x.second != y.second { return x.second < y.second }
-                let xs = start(x.position), xn = ends[x.position] - xs
-                let ys = start(y.position), yn = ends[y.position] - ys
-                let n = min(xn, yn)
-                let c = n > 16 ? memcmp(base! + xs + 16, base! + ys + 16, n - 16) : 0
-                if c != 0 { return c < 0 }
-                if xn != yn { return xn < yn }
-                return x.position < y.position
-            }
-            return items.map(\.position)
         }
     }
 

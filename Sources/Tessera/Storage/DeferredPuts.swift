@@ -61,8 +61,6 @@ final class DeferredPuts {
         /// nil: the key is deleted.
         var value: UnsafeRawPointer?
         var valueCount: Int
-        /// The key's first eight bytes, big-endian (orders most pairs without memcmp).
-        var prefix: UInt64
     }
 
     /// Newest entry per key, in order of first arrival.
@@ -250,9 +248,7 @@ final class DeferredPuts {
         }
         let k = allocate(key.count)
         if key.count > 0 { k.copyMemory(from: key.baseAddress!, byteCount: key.count) }
-        var prefix: UInt64 = 0
-        for j in 0..<8 { prefix = prefix << 8 | UInt64(j < key.count ? key[j] : 0) }
-        entries.append(Entry(key: UnsafeRawPointer(k), keyCount: key.count, value: value, valueCount: valueCount, prefix: prefix))
+        entries.append(Entry(key: UnsafeRawPointer(k), keyCount: key.count, value: value, valueCount: valueCount))
         hashes.append(h)
         buckets[bucket] = UInt64(entries.count) << 32 | h >> 32
         heldBytes += key.count + valueCount
@@ -345,38 +341,44 @@ final class DeferredPuts {
         sortedEntries().map { Array(UnsafeRawBufferPointer(start: entries[$0].key, count: entries[$0].keyCount)) }
     }
 
-    /// Entry numbers in key order (memcmp, shorter first on a common prefix). Each key's
-    /// first sixteen bytes are compared as two integers (zero-padded: equal integers on keys
-    /// of different lengths leave the order to the length), the rest with memcmp: most IDs
-    /// (`hotel_12345`, shared prefixes of eight bytes and more) are ordered without reading
-    /// their bytes again.
+    /// Entry numbers in key order (memcmp, shorter first on a common prefix): `keyOrder`.
     private func sortedEntries() -> [Int] {
-        struct Item {
-            var first: UInt64
-            var second: UInt64
-            var entry: Int
-        }
-        var items = entries.withUnsafeBufferPointer { es in
-            es.indices.map { i -> Item in
-                let e = es[i]
-                var second: UInt64 = 0
-                for j in 8..<16 { second = second << 8 | UInt64(j < e.keyCount ? e.key.load(fromByteOffset: j, as: UInt8.self) : 0) }
-                return Item(first: e.prefix, second: second, entry: i)
-            }
-        }
         entries.withUnsafeBufferPointer { es in
-            items.sort { a, b in
-                if a.first != b.first { return a.first < b.first }
-                if a.second != b.second { return a.second < b.second }
-                let x = es[a.entry], y = es[b.entry]
-                let n = min(x.keyCount, y.keyCount)
-                let c = n > 16 ? memcmp(x.key + 16, y.key + 16, n - 16) : 0
-                if c != 0 { return c < 0 }
-                return x.keyCount < y.keyCount
-            }
+            keyOrder(count: es.count) { UnsafeRawBufferPointer(start: es[$0].key, count: es[$0].keyCount) }
         }
-        return items.map(\.entry)
     }
+}
+
+/// The numbers `0..<count` ordered by their keys `key(i)` (memcmp, shorter first on a common
+/// prefix; equal keys by number, so the order is stable). Each key's first sixteen bytes are
+/// compared as two integers (zero-padded: equal integers on keys of different lengths leave
+/// the order to the rest and then the length), the rest with memcmp: most IDs (`hotel_12345`,
+/// shared prefixes of eight bytes and more) are ordered without reading their bytes again.
+/// Held-back puts (`DeferredPuts`) and a batch saved in ID order (`JSONDocumentOrder`) use it.
+func keyOrder(count: Int, _ key: (Int) -> UnsafeRawBufferPointer) -> [Int] {
+    struct Item {
+        var first: UInt64
+        var second: UInt64
+        var index: Int
+    }
+    var items = (0..<count).map { i -> Item in
+        let k = key(i)
+        var first: UInt64 = 0, second: UInt64 = 0
+        for j in 0..<8 { first = first << 8 | UInt64(j < k.count ? k[j] : 0) }
+        for j in 8..<16 { second = second << 8 | UInt64(j < k.count ? k[j] : 0) }
+        return Item(first: first, second: second, index: i)
+    }
+    items.sort { a, b in
+        if a.first != b.first { return a.first < b.first }
+        if a.second != b.second { return a.second < b.second }
+        let x = key(a.index), y = key(b.index)
+        let n = min(x.count, y.count)
+        let c = n > 16 ? memcmp(x.baseAddress! + 16, y.baseAddress! + 16, n - 16) : 0
+        if c != 0 { return c < 0 }
+        if x.count != y.count { return x.count < y.count }
+        return a.index < b.index
+    }
+    return items.map(\.index)
 }
 
 /// A temporary file in the database directory that held-back puts beyond their memory budget

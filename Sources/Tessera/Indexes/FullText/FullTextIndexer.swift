@@ -1,6 +1,5 @@
 import Dispatch
 
-
 /// Maintains a full-text index in LMDB and reads it back for `MATCH()`.
 ///
 /// Tables (layout in `FullTextPostingsCodec`): postings `idx:<scope>.<coll>:<name>` hold one
