@@ -570,9 +570,10 @@ final class JSONBatchChunk: @unchecked Sendable {
             done.signal()
         }
         prepared.reserveCapacity(inputs.count)
+        var encoder = BinaryEncoder.Reusable()
         for offset in inputs.indices {
             do {
-                var body = try Collection.prepare(id: inputs[offset].id, json: inputs[offset].json)
+                var body = try Collection.prepare(id: inputs[offset].id, json: inputs[offset].json, encoder: &encoder)
                 fullText?.prepare(&body)
                 prepared.append(body)
             } catch {
@@ -589,15 +590,21 @@ extension Collection {
     ///
     /// - Throws: `.invalidDocumentID`, `.invalidJSON` (line and column), `.notAnObject`, `.reservedKey`.
     static func prepare(id: String, json: String) throws -> PreparedBody {
+        var encoder = BinaryEncoder.Reusable()
+        return try prepare(id: id, json: json, encoder: &encoder)
+    }
+
+    /// `prepare(id:json:)` with an encoder kept from one document to the next.
+    static func prepare(id: String, json: String, encoder: inout BinaryEncoder.Reusable) throws -> PreparedBody {
         try DocumentValidation.validateID(id)
         let body: [UInt8]
         do {
             // A native string's bytes in place; a bridged one is copied first.
-            if let encoded = try json.utf8.withContiguousStorageIfAvailable({ try BinaryEncoder.encodeJSON(UnsafeRawBufferPointer($0)) }) {
+            if let encoded = try json.utf8.withContiguousStorageIfAvailable({ try encoder.encodeJSON(UnsafeRawBufferPointer($0)) }) {
                 body = encoded
             } else {
                 var text = json
-                body = try text.withUTF8 { try BinaryEncoder.encodeJSON(UnsafeRawBufferPointer($0)) }
+                body = try text.withUTF8 { try encoder.encodeJSON(UnsafeRawBufferPointer($0)) }
             }
         } catch {
             throw DatabaseError(.invalidJSON, "document '\(id)': \(error)", underlying: error as? JSONError)

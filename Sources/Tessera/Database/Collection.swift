@@ -228,7 +228,9 @@ public final class Collection: @unchecked Sendable, CustomStringConvertible {
             let store = try ctx.store(key)
             let txn = ctx.txn
             let idBytes = Array(id.utf8)
-            let oldRaw = try idBytes.withUnsafeBytes { try store.documents.record($0, txn: txn, buffer: ctx.oldRecord) }
+            // A save appending in ID order past every stored ID replaces nothing: no lookup.
+            let oldRaw = ctx.sortsAfterEveryDocument(key, id: idBytes)
+                ? nil : try idBytes.withUnsafeBytes { try store.documents.record($0, txn: txn, buffer: ctx.oldRecord) }
             let old = oldRaw.flatMap(DocumentRecord.header)
             let oldContinued = oldRaw.map(DocumentRecord.isContinued) ?? false
             if checkConflict {

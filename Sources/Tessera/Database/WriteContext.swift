@@ -92,6 +92,16 @@ final class WriteContext {
         return last
     }
 
+    /// True when `id` sorts after every document ID of collection `key` as this transaction
+    /// sees it (above the largest one it found or appended, while it appends in ID order):
+    /// such a document is new, and a save need not look for the one it replaces.
+    @inline(__always)
+    func sortsAfterEveryDocument(_ key: CollectionKey, id: [UInt8]) -> Bool {
+        let c = counters(key)
+        guard !c.deferring, let largest = c.largestDocumentKey else { return false }
+        return largest.withUnsafeBytes { compareStoredKeys($0, id) } < 0
+    }
+
     /// At most this many documents a transaction appended in ID order are taken back into
     /// the held-back puts when its IDs stop ascending (`placeNewDocument`).
     static let maxTakenBack = 1024

@@ -60,6 +60,38 @@ package enum BinaryEncoder {
         scanner.sink.deallocate()
     }
 
+    /// Encodes JSON documents one after another with one builder, whose buffer and tables
+    /// are allocated once instead of once per document (a batch's chunk of documents).
+    struct Reusable: ~Copyable {
+        /// nil only while a document is being encoded (the scanner owns the builder then,
+        /// so that its tables stay uniquely referenced).
+        private var builder: BinaryBuilder?
+
+        init() { builder = BinaryBuilder(capacity: 4096) }
+
+        deinit { builder?.deallocate() }
+
+        /// The binary document of JSON text (as `encodeJSON(_:maxDepth:)`).
+        mutating func encodeJSON(_ json: UnsafeRawBufferPointer, maxDepth: Int = JSONReader.defaultMaxDepth) throws(JSONError) -> [UInt8] {
+            var b = builder.unsafelyUnwrapped
+            builder = nil
+            b.reset()
+            b.buffer.reserve(json.count &+ 16)
+            b.buffer.append(BinaryFormat.header)
+            var scanner = JSONScanner(json, maxDepth: maxDepth, sink: consume b)
+            do {
+                try scanner.parseDocument()
+            } catch {
+                builder = scanner.sink
+                var e = error
+                e.locate(in: json)
+                throw e
+            }
+            builder = scanner.sink
+            return builder.unsafelyUnwrapped.buffer.bytes
+        }
+    }
+
     /// Encodes JSON text straight into a binary document.
     static func encodeJSON(_ json: String, maxDepth: Int = JSONReader.defaultMaxDepth) throws(JSONError) -> [UInt8] {
         var json = json
@@ -181,6 +213,9 @@ struct ByteBuffer {
         out.append(contentsOf: UnsafeBufferPointer(start: base, count: count))
     }
 
+    /// A copy of the bytes written.
+    var bytes: [UInt8] { Array(UnsafeBufferPointer(start: base, count: count)) }
+
     /// The bytes of a stored key at `p`: (start, length).
     @inline(__always)
     func key(at p: Int) -> (start: Int, count: Int) {
@@ -219,6 +254,12 @@ struct ByteBuffer {
     @inline(__always)
     func keyPrefix(at p: Int) -> UInt64 {
         let k = key(at: p)
+        if k.start &+ 8 <= capacity {
+            // One load (the buffer's bytes past the key are allocated), the bytes after the
+            // key masked off.
+            let v = UInt64(bigEndian: UnsafeRawPointer(base + k.start).loadUnaligned(as: UInt64.self))
+            return k.count >= 8 ? v : v & ~(UInt64.max >> UInt64(8 &* k.count))
+        }
         var v: UInt64 = 0
         let n = min(k.count, 8)
         var i = 0
@@ -259,6 +300,9 @@ struct BinaryBuilder: JSONSink {
     var frames: [Frame] = []
     /// True when the innermost open container is an array (each value is an element).
     var inArray = false
+    /// Where `smallMembersFirst` copies a root's data (allocated on first use, kept).
+    var spare: UnsafeMutablePointer<UInt8>?
+    var spareCapacity = 0
 
     init(capacity: Int) {
         buffer = ByteBuffer(capacity: capacity)
@@ -266,7 +310,18 @@ struct BinaryBuilder: JSONSink {
         frames.reserveCapacity(8)
     }
 
-    func deallocate() { buffer.deallocate() }
+    func deallocate() {
+        buffer.deallocate()
+        spare?.deallocate()
+    }
+
+    /// Empties the builder for the next document, keeping what it allocated.
+    mutating func reset() {
+        buffer.count = 0
+        entries.removeAll(keepingCapacity: true)
+        frames.removeAll(keepingCapacity: true)
+        inArray = false
+    }
 
     @inline(__always)
     mutating func element() {
@@ -383,9 +438,18 @@ struct BinaryBuilder: JSONSink {
         let n = end &- start
         if n < 2 { return n }
         let buf = buffer
-        // Already strictly increasing (the common case for generated documents): done.
+        // Already strictly increasing (the common case for generated documents): done. Most
+        // neighbours differ in their first eight bytes.
         var sorted = true
-        for i in (start &+ 1)..<end where buf.compareStoredKeys(entries[i &- 1], entries[i]) >= 0 { sorted = false; break }
+        var previous = buf.keyPrefix(at: entries[start])
+        for i in (start &+ 1)..<end {
+            let prefix = buf.keyPrefix(at: entries[i])
+            if prefix < previous || (prefix == previous && buf.compareStoredKeys(entries[i &- 1], entries[i]) >= 0) {
+                sorted = false
+                break
+            }
+            previous = prefix
+        }
         if sorted { return n }
         return withUnsafeTemporaryAllocation(of: SortItem.self, capacity: n) { items in
             // Sort (first 8 key bytes as a big-endian integer, position) with a full key
@@ -399,20 +463,7 @@ struct BinaryBuilder: JSONSink {
                 let r = buf.compareStoredKeys(x.position, y.position)
                 return r < 0 || (r == 0 && x.position < y.position)
             }
-            if n <= 24 {
-                for i in 1..<n {
-                    let x = items[i]
-                    var j = i
-                    while j > 0 && less(x, items[j &- 1]) {
-                        items[j] = items[j &- 1]
-                        j &-= 1
-                    }
-                    items[j] = x
-                }
-            } else {
-                var all = items
-                all.sort(by: less)
-            }
+            sortSmall(items, by: less)
             // Equal keys are adjacent, in document order: keep the last of each run.
             var w = 0
             var i = 0
@@ -441,26 +492,36 @@ struct BinaryBuilder: JSONSink {
     mutating func smallMembersFirst(_ f: Frame, count n: Int) {
         let e = f.entries
         let end = buffer.count
-        withUnsafeTemporaryAllocation(of: (position: Int, size: Int, entry: Int).self, capacity: n) { members in
-            for i in 0..<n { members.initializeElement(at: i, to: (entries[e &+ i], 0, e &+ i)) }
-            // Each member runs to the next member's key in the data area.
-            var members = members
-            members.sort { $0.position < $1.position }
-            for i in 0..<n { members[i].size = (i &+ 1 < n ? members[i &+ 1].position : end) &- members[i].position }
-            members.sort { $0.size != $1.size ? $0.size < $1.size : $0.position < $1.position }
-            let total = members.reduce(0) { $0 &+ $1.size }
-            withUnsafeTemporaryAllocation(of: UInt8.self, capacity: total) { copy in
-                var w = 0
-                for i in 0..<n {
-                    let m = members[i]
-                    (copy.baseAddress! + w).update(from: buffer.base + m.position, count: m.size)
-                    entries[m.entry] = f.data &+ w
-                    w &+= m.size
-                }
-                (buffer.base + f.data).update(from: copy.baseAddress!, count: total)
-            }
-            buffer.count = f.data &+ total
+        let total = end &- f.data
+        if spareCapacity < total {
+            spare?.deallocate()
+            spareCapacity = max(total, 4096)
+            spare = .allocate(capacity: spareCapacity)
         }
+        let copy = spare.unsafelyUnwrapped
+        withUnsafeTemporaryAllocation(of: SizedMember.self, capacity: n) { members in
+            for i in 0..<n { members.initializeElement(at: i, to: SizedMember(position: entries[e &+ i], size: 0, entry: e &+ i)) }
+            // Each member runs to the next member's key in the data area.
+            sortSmall(members) { $0.position < $1.position }
+            for i in 0..<n { members[i].size = (i &+ 1 < n ? members[i &+ 1].position : end) &- members[i].position }
+            sortSmall(members) { $0.size != $1.size ? $0.size < $1.size : $0.position < $1.position }
+            var w = 0
+            for i in 0..<n {
+                let m = members[i]
+                (copy + w).update(from: buffer.base + m.position, count: m.size)
+                entries[m.entry] = f.data &+ w
+                w &+= m.size
+            }
+            (buffer.base + f.data).update(from: copy, count: w)
+            buffer.count = f.data &+ w
+        }
+    }
+
+    /// A member of a root object being reordered: its data's position and size, and its entry.
+    struct SizedMember {
+        var position: Int
+        var size: Int
+        var entry: Int
     }
 
     /// Inserts the header and offset table of a finished container in front of its data.
@@ -539,5 +600,28 @@ struct BinaryBuilder: JSONSink {
             }
             endObject()
         }
+    }
+}
+
+/// Sorts `items` by `less`: insertion sort for the few members of an object (no closure
+/// context, no allocation), the standard sort for more.
+@inline(__always)
+func sortSmall<T>(_ items: UnsafeMutableBufferPointer<T>, by less: (T, T) -> Bool) {
+    let n = items.count
+    if n > 24 {
+        var all = items
+        all.sort(by: less)
+        return
+    }
+    var i = 1
+    while i < n {
+        let x = items[i]
+        var j = i
+        while j > 0 && less(x, items[j &- 1]) {
+            items[j] = items[j &- 1]
+            j &-= 1
+        }
+        items[j] = x
+        i &+= 1
     }
 }

@@ -43,6 +43,36 @@ struct DatabaseTests {
         #expect(try c.record(id: "b")?.sequence == 4)
     }
 
+    /// A save appending past every stored ID skips looking for the document it replaces;
+    /// every other save in the same transaction (an ID appended before, a tombstone, a purged
+    /// ID, one below the largest) still finds what is stored.
+    @Test func savesAppendingInABatchFindWhatTheyReplace() throws {
+        let db = try Database.temporary()
+        defer { try? db.close() }
+        let c = try db.defaultCollection()
+        try c.save(id: "b", json: #"{"v":0}"#)
+        try c.save(id: "d", json: #"{"v":0}"#)
+        try db.inBatch {
+            for id in ["e", "f", "g"] { try c.save(id: id, json: #"{"v":1}"#) }  // appended
+            try c.save(id: "f", json: #"{"v":2}"#)  // appended earlier in this transaction
+            try c.delete(id: "g")
+            try c.save(id: "g", json: #"{"v":3}"#)  // over its tombstone
+            try c.purge(id: "e")
+            try c.save(id: "e", json: #"{"v":4}"#)  // purged: new again
+            try c.save(id: "d", json: #"{"v":5}"#)  // stored before the transaction
+            try c.save(id: "h", json: #"{"v":6}"#)  // appended after the others
+        }
+        let expected: [(String, Int64, String)] = [("b", 0, "1-"), ("d", 5, "2-"), ("e", 4, "1-"), ("f", 2, "2-"), ("g", 3, "3-"), ("h", 6, "1-")]
+        for (id, v, generation) in expected {
+            let doc = try #require(try c.document(id: id), "\(id)")
+            #expect(doc.int(forKey: "v") == Int(v), "\(id)")
+            #expect(doc.revisionID?.hasPrefix(generation) == true, "\(id): \(doc.revisionID ?? "-")")
+        }
+        #expect(try c.count == 6)
+        #expect(try c.documentIDs() == ["b", "d", "e", "f", "g", "h"])
+        #expect(try db.integrityCheck().problems.isEmpty)
+    }
+
     @Test func failOnConflict() throws {
         let db = try Database.temporary()
         defer { try? db.close() }

@@ -224,6 +224,75 @@ struct BinaryDocumentTests {
         #expect(binaryBytes < jsonBytes, "binary \(binaryBytes) vs JSON \(jsonBytes)")
     }
 
+    /// One encoder kept across documents (a batch's chunk) writes the bytes a fresh encoder
+    /// writes, also after a document that failed half way; a large root's data is ordered by
+    /// member size, smallest first.
+    @Test func aReusedEncoderWritesWhatAFreshOneWrites() throws {
+        var gen = ValuesRandomGenerator(rng: ValuesTestRNG(seed: 2027))
+        var encoder = BinaryEncoder.Reusable()
+        var failures: [String] = []
+        var broken = 0, largeRoots = 0
+        for i in 0..<4_000 {
+            var json = JSONWriter.string(gen.value())
+            if i % 7 == 3 { json = String(json.prefix(json.count / 2)) } // cut short: an error mid-document
+            if i % 11 == 5 { json = #"{"dup":1,"# + json.dropFirst() } // a duplicated key, or an error
+            let fresh: EncodingOutcome
+            do { fresh = .bytes(try BinaryEncoder.encodeJSON(json)) } catch { fresh = .error("\(error)") }
+            let reused: EncodingOutcome
+            do {
+                reused = .bytes(try Array(json.utf8).withUnsafeBytes { try encoder.encodeJSON($0) })
+            } catch {
+                reused = .error("\(error)")
+            }
+            if fresh != reused, failures.count < 5 { failures.append("document \(i): \(fresh) vs \(reused)") }
+            guard case .bytes(let bytes) = fresh else { broken += 1; continue }
+            // The root's members in data order have non-decreasing sizes when it holds more than 1 KB.
+            if let sizes = rootMemberSizesInDataOrder(bytes), sizes.reduce(0, +) > BinaryBuilder.smallFirstAbove {
+                largeRoots += 1
+                if sizes != sizes.sorted(), failures.count < 5 { failures.append("document \(i): data order \(sizes)") }
+            }
+        }
+        #expect(failures.isEmpty, "\(failures)")
+        #expect(broken > 500)
+        #expect(largeRoots > 20)
+    }
+
+    private enum EncodingOutcome: Equatable {
+        case bytes([UInt8])
+        case error(String)
+    }
+
+    /// The sizes of a root object's members (key and value) in the order of its data area, read
+    /// from the format's header and offset table; nil for another root or a stride table.
+    private func rootMemberSizesInDataOrder(_ bytes: [UInt8]) -> [Int]? {
+        guard bytes.count > 2, bytes[1] & 0xE0 == 0xA0 else { return nil }
+        let tag = bytes[1]
+        let width = [1, 2, 4, 0][Int(tag & 3)]
+        guard width > 0 else { return nil }
+        var p = 2
+        var count = Int(tag >> 2) & 7
+        if count == 7 {
+            count = 0
+            var shift = 0
+            while true {
+                let b = bytes[p]; p += 1
+                count |= Int(b & 0x7F) << shift
+                if b < 0x80 { break }
+                shift += 7
+            }
+        }
+        let data = p + count * width
+        var offsets: [Int] = []
+        for i in 0..<count {
+            var o = 0
+            for k in 0..<width { o |= Int(bytes[p + i * width + k]) << (8 * k) }
+            offsets.append(o)
+        }
+        let starts = offsets.sorted()
+        let end = bytes.count - data
+        return starts.indices.map { (i: Int) -> Int in (i + 1 < starts.count ? starts[i + 1] : end) - starts[i] }
+    }
+
     // MARK: Corrupt input
 
     /// Reads everything reachable, the way a query would, with bounded depth.
