@@ -256,10 +256,10 @@ public final class Collection: @unchecked Sendable, CustomStringConvertible {
                 // entry of a sequence its batch reserved before was never written: only an older
                 // one is deleted.
                 seq = reserved.sequence
-                if let old, old.sequence <= reserved.base { try txn.delete(store.bySequence, key: sequenceKey(old.sequence)) }
+                if let old, old.sequence <= reserved.base { try ctx.deleteSequenceEntry(key, store: store, sequence: old.sequence) }
             } else {
                 seq = try ctx.nextSequence(key)
-                if let old { try txn.delete(store.bySequence, key: sequenceKey(old.sequence)) }
+                if let old { try ctx.deleteSequenceEntry(key, store: store, sequence: old.sequence) }
                 // Sequences only grow: every one goes after the last.
                 try txn.put(store.bySequence, key: sequenceKey(seq), value: idBytes, flags: .append)
             }

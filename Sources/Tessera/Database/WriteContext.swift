@@ -211,6 +211,18 @@ final class WriteContext {
         }
     }
 
+    /// Deletes the by-sequence entry of a document's previous revision. At the
+    /// `keyedIndexDeferral`th in a transaction, the by-sequence table starts holding its
+    /// writes back until the commit (or a read that walks it) and writes them in key order:
+    /// the entries a large update replaces are all over the table, and each delete was a
+    /// search from its root. Held deletes are not looked up first (`deleteIfPresent`).
+    func deleteSequenceEntry(_ key: CollectionKey, store: CollectionStore, sequence: UInt64) throws {
+        let c = counters(key)
+        c.replaced &+= 1
+        if c.replaced == WriteContext.keyedIndexDeferral { txn.deferPuts(in: store.bySequence) }
+        try withUnsafeBytes(of: sequence.bigEndian) { try txn.deleteIfPresent(store.bySequence, key: $0) }
+    }
+
     /// How often (in documents written) a large transaction checks whether its indexes'
     /// recent entries outgrew their limit.
     static let recentCheckInterval = 2048
@@ -347,4 +359,6 @@ private final class CollectionCounters {
     var deferring = false
     /// Documents of the collection this transaction wrote (`noteIndexedWrite`).
     var writes = 0
+    /// Stored documents this transaction replaced (`deleteSequenceEntry`).
+    var replaced = 0
 }

@@ -108,6 +108,9 @@ final class DeferredPuts {
     /// The number of keys held (puts and deletes).
     var count: Int { entries.count }
 
+    /// The number of keys held with a value (puts).
+    private(set) var putCount = 0
+
     /// Calls `body` with each held key and its value (nil: deleted), in order of arrival.
     func forEachHeld(_ body: (UnsafeRawBufferPointer, UnsafeRawBufferPointer?) throws -> Void) rethrows {
         for e in entries {
@@ -241,6 +244,7 @@ final class DeferredPuts {
         let (existing, bucket) = find(key, h)
         if let e = existing {
             // The newer put or delete replaces the held one (its bytes stay until the write-out).
+            if (entries[e].value == nil) != (value == nil) { putCount += value == nil ? -1 : 1 }
             entries[e].value = value
             entries[e].valueCount = valueCount
             heldBytes += valueCount
@@ -249,6 +253,7 @@ final class DeferredPuts {
         let k = allocate(key.count)
         if key.count > 0 { k.copyMemory(from: key.baseAddress!, byteCount: key.count) }
         entries.append(Entry(key: UnsafeRawPointer(k), keyCount: key.count, value: value, valueCount: valueCount))
+        if value != nil { putCount += 1 }
         hashes.append(h)
         buckets[bucket] = UInt64(entries.count) << 32 | h >> 32
         heldBytes += key.count + valueCount
@@ -330,6 +335,7 @@ final class DeferredPuts {
     /// held bytes stay until the next put (bytes `lookup` handed out stay valid until then).
     func discard() {
         entries.removeAll(keepingCapacity: true)
+        putCount = 0
         hashes.removeAll(keepingCapacity: true)
         buckets = Array(repeating: 0, count: 64)
         heldBytes = 0

@@ -246,6 +246,18 @@ final class WriteTransaction: Snapshot {
         return try lmdb.delete(table, key: key)
     }
 
+    /// Deletes `key` if it is there, without finding out whether it was: while `table` holds
+    /// its writes back, the delete is held with no lookup (the write-out passes over a key
+    /// that is absent, and a read in the meantime sees it deleted either way).
+    @inline(__always)
+    func deleteIfPresent(_ table: StorageTable, key: UnsafeRawBufferPointer) throws {
+        if deferred != nil, let d = held(table) {
+            d.delete(key: key)
+            return
+        }
+        _ = try lmdb.delete(table, key: key)
+    }
+
     /// Deletes `key`; false if it was absent.
     @inline(__always) @discardableResult
     func delete(_ table: StorageTable, key: [UInt8]) throws -> Bool {

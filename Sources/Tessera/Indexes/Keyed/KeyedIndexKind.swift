@@ -163,7 +163,7 @@ extension KeyedIndexKind {
             // New keys go to the index's recent entries; changed and deleted ones are found
             // where they are (`RecentEntries.swift`).
             if c < 0 {
-                try arena.withKey(before[i].key) { _ = try txn.delete(index.table, recent: recent, key: $0) }
+                try arena.withKey(before[i].key) { try txn.delete(index.table, recent: recent, key: $0) }
                 i += 1
             } else {
                 let e = after[j]
