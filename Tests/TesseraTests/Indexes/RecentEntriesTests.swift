@@ -108,6 +108,27 @@ struct RecentEntriesTests {
         }
     }
 
+    /// Runs `body` with an indexed database (`indexedDatabase`) and one without indexes,
+    /// each with the collection `docs`.
+    static func withIndexedAndPlainDatabases(
+        _ body: (Database, Tessera.Collection, Database, Tessera.Collection) throws -> Void
+    ) throws {
+        let (db, c) = try indexedDatabase()
+        defer { try? db.close() }
+        let plain = try Database.temporary()
+        defer { try? plain.close() }
+        try body(db, c, plain, try plain.createCollection(name: "docs"))
+    }
+
+    /// Queries whose results must not depend on the indexes (compared with a database without).
+    static let queries = [
+        "SELECT meta().id AS id FROM docs WHERE city = 'c7' ORDER BY meta().id",
+        "SELECT meta().id AS id, city FROM docs WHERE city >= 'c2' AND city < 'c25' ORDER BY city DESC, meta().id DESC",
+        "SELECT city, COUNT(*) AS n FROM docs WHERE city IS VALUED GROUP BY city ORDER BY city",
+        "SELECT DISTINCT meta().id AS id FROM docs UNNEST likes AS l WHERE l IN ['l3', 'l17'] ORDER BY meta().id",
+        "SELECT MIN(city) AS lo, MAX(city) AS hi FROM docs",
+    ]
+
     static func hotel(_ i: Int, _ r: inout RNG, likes: Int = 4) -> [String: Value] {
         ["city": .string("c\(r.int(300))"), "n": .int(Int64(i)),
          "likes": .array((0..<r.int(likes)).map { _ in .string("l\(r.int(40))") })]
@@ -156,22 +177,16 @@ struct RecentEntriesTests {
     /// integrity check) and indexed queries return what a database without indexes returns.
     @Test(arguments: [1, 2])
     func recentEntriesMoveIntoTheMainTableAtTheirLimit(seed: UInt64) throws {
+        try Self.withIndexedAndPlainDatabases { db, c, plain, pc in try recentEntriesMove(seed: seed, db, c, plain, pc) }
+    }
+
+    private func recentEntriesMove(seed: UInt64, _ db: Database, _ c: Tessera.Collection, _ plain: Database,
+                                   _ pc: Tessera.Collection) throws {
         var r = RNG(seed: seed &* 31)
-        let (db, c) = try Self.indexedDatabase()
-        defer { try? db.close() }
-        let plain = try Database.temporary()
-        defer { try? plain.close() }
-        let pc = try plain.createCollection(name: "docs")
+        let queries = Self.queries
         var ids: [String] = []
         var merges = 0
         var largestRecent = 0
-        let queries = [
-            "SELECT meta().id AS id FROM docs WHERE city = 'c7' ORDER BY meta().id",
-            "SELECT meta().id AS id, city FROM docs WHERE city >= 'c2' AND city < 'c25' ORDER BY city DESC, meta().id DESC",
-            "SELECT city, COUNT(*) AS n FROM docs WHERE city IS VALUED GROUP BY city ORDER BY city",
-            "SELECT DISTINCT meta().id AS id FROM docs UNNEST likes AS l WHERE l IN ['l3', 'l17'] ORDER BY meta().id",
-            "SELECT MIN(city) AS lo, MAX(city) AS hi FROM docs",
-        ]
         for round in 0..<60 {
             // A small batch of saves, replacements and deletes (1–80 documents: below the
             // 128 after which a transaction holds its puts back).
@@ -220,12 +235,13 @@ struct RecentEntriesTests {
     /// agree with what was saved.
     @Test(arguments: [1, 2, 3])
     func largeTransactionsDeleteKeysWhereverTheyAre(seed: UInt64) throws {
+        try Self.withIndexedAndPlainDatabases { db, c, plain, pc in try largeTransactions(seed: seed, db, c, plain, pc) }
+    }
+
+    private func largeTransactions(seed: UInt64, _ db: Database, _ c: Tessera.Collection, _ plain: Database,
+                                   _ pc: Tessera.Collection) throws {
         var r = RNG(seed: seed &* 977)
-        let (db, c) = try Self.indexedDatabase()
-        defer { try? db.close() }
-        let plain = try Database.temporary()
-        defer { try? plain.close() }
-        let pc = try plain.createCollection(name: "docs")
+        let queries = Self.queries
         var ids: [String] = []
         func save(_ id: String, _ doc: [String: Value]) throws {
             try c.save(id: id, properties: doc)
@@ -238,11 +254,6 @@ struct RecentEntriesTests {
             try db.inBatch { try plain.inBatch { for _ in 0..<20 { try save("r\(r.int(1_000))", Self.hotel(round, &r)) } } }
         }
         #expect(try Self.counts(db, c, "byLike").recent > 500)
-        let queries = [
-            "SELECT meta().id AS id FROM docs WHERE city = 'c7' ORDER BY meta().id",
-            "SELECT city, COUNT(*) AS n FROM docs WHERE city IS VALUED GROUP BY city ORDER BY city",
-            "SELECT DISTINCT meta().id AS id FROM docs UNNEST likes AS l WHERE l IN ['l3', 'l17'] ORDER BY meta().id",
-        ]
         for round in 0..<6 {
             let since = c.lastSequence
             try db.inBatch {
