@@ -67,7 +67,10 @@ package enum BinaryEncoder {
         /// so that its tables stay uniquely referenced).
         private var builder: BinaryBuilder?
 
-        init() { builder = BinaryBuilder(capacity: 4096) }
+        init() {
+            builder = BinaryBuilder(capacity: 4096)
+            builder!.shapes = ObjectShapes()
+        }
 
         deinit { builder?.deallocate() }
 
@@ -300,6 +303,10 @@ struct BinaryBuilder: JSONSink {
     var frames: [Frame] = []
     /// True when the innermost open container is an array (each value is an element).
     var inArray = false
+    /// The keys of objects sorted lately and the order sorting gave them, when the builder
+    /// encodes one document after another (`BinaryEncoder.Reusable`): a batch's documents
+    /// mostly have the same keys in the same order, and their objects are not sorted again.
+    var shapes: ObjectShapes?
     /// Where `smallMembersFirst` copies a root's data (allocated on first use, kept).
     var spare: UnsafeMutablePointer<UInt8>?
     var spareCapacity = 0
@@ -451,7 +458,18 @@ struct BinaryBuilder: JSONSink {
             previous = prefix
         }
         if sorted { return n }
-        return withUnsafeTemporaryAllocation(of: SortItem.self, capacity: n) { items in
+        let remembers = shapes != nil && n <= ObjectShapes.largestObject
+        if remembers, let slot = shapes!.slot(matching: entries, from: start, in: buf) {
+            let order = shapes!.order(slot)
+            withUnsafeTemporaryAllocation(of: Int.self, capacity: n) { inDocumentOrder in
+                for i in 0..<n { inDocumentOrder.initializeElement(at: i, to: entries[start &+ i]) }
+                for (k, i) in order.enumerated() { entries[start &+ k] = inDocumentOrder[Int(i)] }
+            }
+            entries.removeLast(n &- order.count)
+            return order.count
+        }
+        let inDocumentOrder = remembers ? Array(entries[start...]) : []
+        let kept = withUnsafeTemporaryAllocation(of: SortItem.self, capacity: n) { items in
             // Sort (first 8 key bytes as a big-endian integer, position) with a full key
             // comparison only when the prefixes are equal.
             for i in 0..<n {
@@ -478,6 +496,8 @@ struct BinaryBuilder: JSONSink {
             entries.removeLast(n &- w)
             return w
         }
+        if remembers { shapes!.remember(inDocumentOrder, sorted: entries[start..<(start &+ kept)], in: buf) }
+        return kept
     }
 
     /// Root objects with more data than this have their members' data ordered by size.
@@ -599,6 +619,75 @@ struct BinaryBuilder: JSONSink {
                 write(v)
             }
             endObject()
+        }
+    }
+}
+
+/// The last few objects sorted (`BinaryBuilder.sortMembers`): each one's keys in document
+/// order, as stored (varint length, bytes), and the order sorting gave its members
+/// (positions in document order, duplicates dropped).
+struct ObjectShapes {
+    private struct Shape {
+        var keys: [UInt8]
+        var count: Int
+        var order: [Int32]
+    }
+
+    /// At most this many shapes are kept (a document's kinds of objects).
+    static let capacity = 4
+    /// Objects with more members are sorted each time (documents that repeat their shape
+    /// have few keys per object; remembering large ones would only cost).
+    static let largestObject = 64
+    private var shapes: [Shape] = []
+    private var replaced = 0
+
+    /// The shape whose keys are those at `entries[start...]`, in that order.
+    func slot(matching entries: [Int], from start: Int, in buffer: ByteBuffer) -> Int? {
+        let n = entries.count &- start
+        for (slot, shape) in shapes.enumerated() where shape.count == n {
+            let same = shape.keys.withUnsafeBufferPointer { stored -> Bool in
+                var offset = 0
+                for i in start..<entries.count {
+                    let p = entries[i]
+                    let k = buffer.key(at: p)
+                    let length = k.start &+ k.count &- p
+                    guard offset &+ length <= stored.count,
+                          bytesEqual(buffer.base + p, stored.baseAddress! + offset, length) else { return false }
+                    offset &+= length
+                }
+                return offset == stored.count
+            }
+            if same { return slot }
+        }
+        return nil
+    }
+
+    /// The sorted order of shape `slot`.
+    func order(_ slot: Int) -> [Int32] { shapes[slot].order }
+
+    /// Remembers the keys at `inDocumentOrder` (ascending positions) and the order `sorted`
+    /// (the positions sorting kept) gives them, in place of the oldest shape when full.
+    mutating func remember(_ inDocumentOrder: [Int], sorted: ArraySlice<Int>, in buffer: ByteBuffer) {
+        var keys: [UInt8] = []
+        for p in inDocumentOrder {
+            let k = buffer.key(at: p)
+            keys.append(contentsOf: UnsafeBufferPointer(start: buffer.base + p, count: k.start &+ k.count &- p))
+        }
+        let order = sorted.map { p in
+            // Positions ascend in document order: a binary search finds each one's place.
+            var lo = 0, hi = inDocumentOrder.count
+            while lo < hi {
+                let mid = (lo &+ hi) >> 1
+                if inDocumentOrder[mid] < p { lo = mid &+ 1 } else { hi = mid }
+            }
+            return Int32(lo)
+        }
+        let shape = Shape(keys: keys, count: inDocumentOrder.count, order: order)
+        if shapes.count < Self.capacity {
+            shapes.append(shape)
+        } else {
+            shapes[replaced] = shape
+            replaced = (replaced &+ 1) % Self.capacity
         }
     }
 }

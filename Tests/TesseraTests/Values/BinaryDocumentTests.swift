@@ -257,6 +257,39 @@ struct BinaryDocumentTests {
         #expect(largeRoots > 20)
     }
 
+    /// Documents that repeat the shapes of their objects (a pool of key lists larger than the
+    /// encoder remembers, some with duplicated keys, keys sharing their first eight bytes, the
+    /// same keys in other orders, nested objects) get from one reused encoder the bytes a
+    /// fresh encoder gives each.
+    @Test func repeatedObjectShapesAreEncodedAsFreshOnes() throws {
+        var rng = ValuesTestRNG(seed: 77)
+        let names = ["type", "name", "city", "a", "b", "zz", "description_long_a", "description_long_b", "rating", "_x"]
+        var pool: [[String]] = []
+        for _ in 0..<9 {
+            var keys = (0..<rng.int(2...8)).map { _ in names[rng.int(0...(names.count - 1))] }
+            if rng.chance(0.3) { keys.append(keys[0]) }  // a duplicated key: the last one wins
+            pool.append(keys)
+            pool.append(keys.reversed())
+        }
+        var encoder = BinaryEncoder.Reusable()
+        var failures: [String] = []
+        func object(_ depth: Int) -> String {
+            let keys = pool[rng.int(0...(pool.count - 1))]
+            let members = keys.map { key -> String in
+                let value = depth < 2 && rng.chance(0.3) ? object(depth + 1) : "\(rng.int(0...1000))"
+                return "\"\(key)\":\(value)"
+            }
+            return "{" + members.joined(separator: ",") + "}"
+        }
+        for i in 0..<3_000 {
+            let json = object(0)
+            let fresh = try BinaryEncoder.encodeJSON(json)
+            let reused = try Array(json.utf8).withUnsafeBytes { try encoder.encodeJSON($0) }
+            if fresh != reused, failures.count < 5 { failures.append("document \(i): \(json)") }
+        }
+        #expect(failures.isEmpty, "\(failures)")
+    }
+
     private enum EncodingOutcome: Equatable {
         case bytes([UInt8])
         case error(String)
