@@ -590,21 +590,26 @@ extension Collection {
     ///
     /// - Throws: `.invalidDocumentID`, `.invalidJSON` (line and column), `.notAnObject`, `.reservedKey`.
     static func prepare(id: String, json: String) throws -> PreparedBody {
-        var encoder = BinaryEncoder.Reusable()
-        return try prepare(id: id, json: json, encoder: &encoder)
+        try prepare(id: id, json: json) { json throws(JSONError) in try BinaryEncoder.encodeJSON(json) }
     }
 
-    /// `prepare(id:json:)` with an encoder kept from one document to the next.
+    /// `prepare(id:json:)` with an encoder kept from one document to the next (a chunk's).
     static func prepare(id: String, json: String, encoder: inout BinaryEncoder.Reusable) throws -> PreparedBody {
+        try prepare(id: id, json: json) { json throws(JSONError) in try encoder.encodeJSON(json) }
+    }
+
+    @inline(__always)
+    private static func prepare(id: String, json: String,
+                                encode: (UnsafeRawBufferPointer) throws(JSONError) -> [UInt8]) throws -> PreparedBody {
         try DocumentValidation.validateID(id)
         let body: [UInt8]
         do {
             // A native string's bytes in place; a bridged one is copied first.
-            if let encoded = try json.utf8.withContiguousStorageIfAvailable({ try encoder.encodeJSON(UnsafeRawBufferPointer($0)) }) {
+            if let encoded = try json.utf8.withContiguousStorageIfAvailable({ try encode(UnsafeRawBufferPointer($0)) }) {
                 body = encoded
             } else {
                 var text = json
-                body = try text.withUTF8 { try encoder.encodeJSON(UnsafeRawBufferPointer($0)) }
+                body = try text.withUTF8 { try encode(UnsafeRawBufferPointer($0)) }
             }
         } catch {
             throw DatabaseError(.invalidJSON, "document '\(id)': \(error)", underlying: error as? JSONError)
