@@ -229,7 +229,8 @@ public final class Collection: @unchecked Sendable, CustomStringConvertible {
             let txn = ctx.txn
             let idBytes = Array(id.utf8)
             // A save appending in ID order past every stored ID replaces nothing: no lookup.
-            let oldRaw = ctx.sortsAfterEveryDocument(key, id: idBytes)
+            let appendsPastEvery = ctx.sortsAfterEveryDocument(key, id: idBytes)
+            let oldRaw = appendsPastEvery
                 ? nil : try idBytes.withUnsafeBytes { try store.documents.record($0, txn: txn, buffer: ctx.oldRecord) }
             let old = oldRaw.flatMap(DocumentRecord.header)
             let oldContinued = oldRaw.map(DocumentRecord.isContinued) ?? false
@@ -267,7 +268,8 @@ public final class Collection: @unchecked Sendable, CustomStringConvertible {
             let digest = generation == 1 && digestIfNew != nil
                 ? digestIfNew! : body.withUnsafeBytes { DocumentRecord.digest(generation: generation, body: $0) }
             let record = DocumentRecord(deleted: deleting, sequence: seq, generation: generation, digest: digest, expiration: 0)
-            let flags = oldRaw == nil ? try ctx.placeNewDocument(key, store: store, id: idBytes) : []
+            let flags = oldRaw == nil
+                ? try ctx.placeNewDocument(key, store: store, id: idBytes, sortsAfterEveryDocument: appendsPastEvery) : []
             try idBytes.withUnsafeBytes { k in
                 try body.withUnsafeBytes { src in
                     try txn.putRecord(store.documents, key: k, header: record, body: src, flags: flags, oldContinued: oldContinued,

@@ -113,8 +113,16 @@ final class WriteContext {
     /// write them in ID order (`DeferredPuts`), taking back the few documents appended before
     /// (otherwise every held ID below them would be inserted in the middle of the table, which
     /// leaves pages half full); the result is then `[]` (the write-out places everything).
-    func placeNewDocument(_ key: CollectionKey, store: CollectionStore, id: [UInt8]) throws -> StoragePutFlags {
+    /// `sortsAfterEveryDocument`: the caller already found that `id` sorts after every stored
+    /// ID (`sortsAfterEveryDocument(_:id:)`), so it is appended with no second comparison.
+    func placeNewDocument(_ key: CollectionKey, store: CollectionStore, id: [UInt8],
+                          sortsAfterEveryDocument: Bool) throws -> StoragePutFlags {
         let c = counters(key)
+        if sortsAfterEveryDocument {
+            c.largestDocumentKey = id
+            c.appended += 1
+            return .append
+        }
         if c.deferring { return [] }
         let largest: [UInt8]
         if let known = c.largestDocumentKey {

@@ -110,14 +110,54 @@ struct RecentEntriesTests {
 
     /// Runs `body` with an indexed database (`indexedDatabase`) and one without indexes,
     /// each with the collection `docs`.
-    static func withIndexedAndPlainDatabases(
-        _ body: (Database, Tessera.Collection, Database, Tessera.Collection) throws -> Void
-    ) throws {
+    /// An indexed database (`indexedDatabase`) and one without indexes, written alike: what
+    /// the indexed one answers is checked against the other.
+    final class Twins {
+        let db: Database
+        let c: Tessera.Collection
+        let plain: Database
+        let pc: Tessera.Collection
+        /// IDs saved so far.
+        var ids: [String] = []
+
+        init(db: Database, c: Tessera.Collection, plain: Database, pc: Tessera.Collection) {
+            self.db = db
+            self.c = c
+            self.plain = plain
+            self.pc = pc
+        }
+
+        /// One batch in each database.
+        func inBatch(_ body: () throws -> Void) throws {
+            try db.inBatch { try plain.inBatch { try body() } }
+        }
+
+        func save(_ id: String, _ doc: [String: Value]) throws {
+            try c.save(id: id, properties: doc)
+            try pc.save(id: id, properties: doc)
+            if !ids.contains(id) { ids.append(id) }
+        }
+
+        /// Deletes a random saved document, if it is live.
+        func deleteOne(_ r: inout RNG) throws {
+            let id = r.pick(ids)
+            if try c.document(id: id) != nil { try c.delete(id: id); try pc.delete(id: id) }
+        }
+
+        /// `sql` returns the same rows from both.
+        func expectSameRows(_ sql: String, _ context: String) throws {
+            let expected = try plain.createQuery(sql).execute().allResults().map(\.object)
+            #expect(try db.createQuery(sql).execute().allResults().map(\.object) == expected, "\(context): \(sql)")
+        }
+    }
+
+    /// Runs `body` with new `Twins`, closed afterwards.
+    static func withTwins(_ body: (Twins) throws -> Void) throws {
         let (db, c) = try indexedDatabase()
         defer { try? db.close() }
         let plain = try Database.temporary()
         defer { try? plain.close() }
-        try body(db, c, plain, try plain.createCollection(name: "docs"))
+        try body(Twins(db: db, c: c, plain: plain, pc: try plain.createCollection(name: "docs")))
     }
 
     /// Queries whose results must not depend on the indexes (compared with a database without).
@@ -177,54 +217,39 @@ struct RecentEntriesTests {
     /// integrity check) and indexed queries return what a database without indexes returns.
     @Test(arguments: [1, 2])
     func recentEntriesMoveIntoTheMainTableAtTheirLimit(seed: UInt64) throws {
-        try Self.withIndexedAndPlainDatabases { db, c, plain, pc in try recentEntriesMove(seed: seed, db, c, plain, pc) }
-    }
-
-    private func recentEntriesMove(seed: UInt64, _ db: Database, _ c: Tessera.Collection, _ plain: Database,
-                                   _ pc: Tessera.Collection) throws {
-        var r = RNG(seed: seed &* 31)
-        let queries = Self.queries
-        var ids: [String] = []
-        var merges = 0
-        var largestRecent = 0
-        for round in 0..<60 {
-            // A small batch of saves, replacements and deletes (1–80 documents: below the
-            // 128 after which a transaction holds its puts back).
-            let before = try Self.counts(db, c, "byLike")
-            try db.inBatch {
-                try plain.inBatch {
+        try Self.withTwins { t in
+            var r = RNG(seed: seed &* 31)
+            var merges = 0
+            var largestRecent = 0
+            for round in 0..<60 {
+                // A small batch of saves, replacements and deletes (1–80 documents: below the
+                // 128 after which a transaction holds its puts back).
+                let before = try Self.counts(t.db, t.c, "byLike")
+                try t.inBatch {
                     for _ in 0..<(1 + r.int(80)) {
-                        if r.chance(0.15), !ids.isEmpty {
-                            let id = r.pick(ids)
-                            if try c.document(id: id) != nil { try c.delete(id: id); try pc.delete(id: id) }
+                        if r.chance(0.15), !t.ids.isEmpty {
+                            try t.deleteOne(&r)
                         } else {
-                            let id = r.chance(0.3) && !ids.isEmpty ? r.pick(ids) : "d\(r.int(100_000))"
-                            let doc = Self.hotel(round, &r, likes: 8)
-                            try c.save(id: id, properties: doc)
-                            try pc.save(id: id, properties: doc)
-                            if !ids.contains(id) { ids.append(id) }
+                            let id = r.chance(0.3) && !t.ids.isEmpty ? r.pick(t.ids) : "d\(r.int(100_000))"
+                            try t.save(id, Self.hotel(round, &r, likes: 8))
                         }
                     }
                 }
-            }
-            let after = try Self.counts(db, c, "byLike")
-            largestRecent = max(largestRecent, after.recent)
-            // Only a move into the main table adds to it in transactions this small.
-            if after.main > before.main { merges += 1 }
-            if round % 6 == 5 {
-                let report = try db.performMaintenance(.integrityCheck)
-                #expect(report.isOK, "seed \(seed) round \(round): \(report)")
-                for sql in queries {
-                    let expected = try plain.createQuery(sql).execute().allResults().map(\.object)
-                    let actual = try db.createQuery(sql).execute().allResults().map(\.object)
-                    #expect(expected == actual, "seed \(seed) round \(round): \(sql)")
+                let after = try Self.counts(t.db, t.c, "byLike")
+                largestRecent = max(largestRecent, after.recent)
+                // Only a move into the main table adds to it in transactions this small.
+                if after.main > before.main { merges += 1 }
+                if round % 6 == 5 {
+                    let report = try t.db.performMaintenance(.integrityCheck)
+                    #expect(report.isOK, "seed \(seed) round \(round): \(report)")
+                    for sql in Self.queries { try t.expectSameRows(sql, "seed \(seed) round \(round)") }
                 }
             }
+            // The array index's recent entries reached their limit (2,048 while the main table
+            // is small) and moved: the test saw both states.
+            #expect(merges >= 1 && largestRecent > 1000, "merges \(merges), largest \(largestRecent)")
+            #expect(try t.db.performMaintenance(.integrityCheck).isOK)
         }
-        // The array index's recent entries reached their limit (2,048 while the main table
-        // is small) and moved: the test saw both states.
-        #expect(merges >= 1 && largestRecent > 1000, "merges \(merges), largest \(largestRecent)")
-        #expect(try db.performMaintenance(.integrityCheck).isOK)
     }
 
     /// Large transactions (past the 128 writes after which index and by-sequence tables hold
@@ -235,55 +260,38 @@ struct RecentEntriesTests {
     /// agree with what was saved.
     @Test(arguments: [1, 2, 3])
     func largeTransactionsDeleteKeysWhereverTheyAre(seed: UInt64) throws {
-        try Self.withIndexedAndPlainDatabases { db, c, plain, pc in try largeTransactions(seed: seed, db, c, plain, pc) }
-    }
-
-    private func largeTransactions(seed: UInt64, _ db: Database, _ c: Tessera.Collection, _ plain: Database,
-                                   _ pc: Tessera.Collection) throws {
-        var r = RNG(seed: seed &* 977)
-        let queries = Self.queries
-        var ids: [String] = []
-        func save(_ id: String, _ doc: [String: Value]) throws {
-            try c.save(id: id, properties: doc)
-            try pc.save(id: id, properties: doc)
-            if !ids.contains(id) { ids.append(id) }
-        }
-        // Keys in the main tables, then in the recent entries.
-        try db.inBatch { try plain.inBatch { for i in 0..<3_000 { try save("m\(i)", Self.hotel(i, &r)) } } }
-        for round in 0..<30 {
-            try db.inBatch { try plain.inBatch { for _ in 0..<20 { try save("r\(r.int(1_000))", Self.hotel(round, &r)) } } }
-        }
-        #expect(try Self.counts(db, c, "byLike").recent > 500)
-        for round in 0..<6 {
-            let since = c.lastSequence
-            try db.inBatch {
-                try plain.inBatch {
+        try Self.withTwins { t in
+            var r = RNG(seed: seed &* 977)
+            // Keys in the main tables, then in the recent entries.
+            try t.inBatch { for i in 0..<3_000 { try t.save("m\(i)", Self.hotel(i, &r)) } }
+            for round in 0..<30 {
+                try t.inBatch { for _ in 0..<20 { try t.save("r\(r.int(1_000))", Self.hotel(round, &r)) } }
+            }
+            #expect(try Self.counts(t.db, t.c, "byLike").recent > 500)
+            for round in 0..<6 {
+                let context = "seed \(seed) round \(round)"
+                let since = t.c.lastSequence
+                try t.inBatch {
                     for step in 0..<(200 + r.int(500)) {
                         if r.chance(0.1) {
-                            let id = r.pick(ids)
-                            if try c.document(id: id) != nil { try c.delete(id: id); try pc.delete(id: id) }
+                            try t.deleteOne(&r)
                         } else {
                             // Mostly replacements (old keys anywhere), some new documents.
-                            let id = r.chance(0.8) ? r.pick(ids) : "n\(round)-\(step)"
-                            try save(id, Self.hotel(step, &r, likes: 6))
+                            let id = r.chance(0.8) ? r.pick(t.ids) : "n\(round)-\(step)"
+                            try t.save(id, Self.hotel(step, &r, likes: 6))
                         }
                         if step == 300 {
                             // Reads in the middle: they see every write so far.
-                            let sql = r.pick(queries)
-                            let expected = try plain.createQuery(sql).execute().allResults().map(\.object)
-                            #expect(try db.createQuery(sql).execute().allResults().map(\.object) == expected, "seed \(seed) round \(round): \(sql)")
-                            #expect(try Self.feed(c, since: since) == Self.feed(pc, since: since), "seed \(seed) round \(round): change feed")
+                            try t.expectSameRows(r.pick(Self.queries), context)
+                            #expect(try Self.feed(t.c, since: since) == Self.feed(t.pc, since: since), "\(context): change feed")
                         }
                     }
                 }
+                let report = try t.db.performMaintenance(.integrityCheck)
+                #expect(report.isOK, "\(context): \(report)")
+                for sql in Self.queries { try t.expectSameRows(sql, context) }
+                #expect(try Self.feed(t.c, since: 0) == Self.feed(t.pc, since: 0), "\(context): change feed")
             }
-            let report = try db.performMaintenance(.integrityCheck)
-            #expect(report.isOK, "seed \(seed) round \(round): \(report)")
-            for sql in queries {
-                let expected = try plain.createQuery(sql).execute().allResults().map(\.object)
-                #expect(try db.createQuery(sql).execute().allResults().map(\.object) == expected, "seed \(seed) round \(round): \(sql)")
-            }
-            #expect(try Self.feed(c, since: 0) == Self.feed(pc, since: 0), "seed \(seed) round \(round): change feed")
         }
     }
 
